@@ -1,0 +1,1 @@
+"""Entry points of the help desk: settings, services, the command line and the chat UI."""

@@ -1,0 +1,116 @@
+"""Command line: `python -m app services up|down|status`, `ask`, `ui`, `bench`, `calibrate`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+
+from app import services
+from app.settings import get_settings
+
+
+def _services(ns: argparse.Namespace) -> int:
+    settings = get_settings()
+    if ns.action == "up":
+        try:
+            for st in services.up(settings, ns.only):
+                print(f"{st.name:10s} {'ok' if st.healthy else 'FAIL':4s} {st.url} {st.version} {st.detail}")
+        except services.ServiceError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        return 0
+    if ns.action == "down":
+        print("stopped: " + (", ".join(services.down(settings)) or "nothing was running"))
+        return 0
+    statuses = services.status(settings)
+    if ns.json:
+        print(services.as_json(statuses))
+    else:
+        for st in statuses:
+            print(f"{st.name:10s} {'ok' if st.healthy else 'DOWN':4s} {st.url} {st.version} {st.detail}")
+    return 0 if all(s.healthy for s in statuses) else 1
+
+
+def _ask(ns: argparse.Namespace) -> int:
+    from app.ask import ask_file, ask_one
+
+    if ns.file:
+        return asyncio.run(ask_file(ns.file, default_user=ns.user, options=ns.option))
+    if not ns.question:
+        print("error: give a QUESTION or --file FILE.jsonl", file=sys.stderr)
+        return 2
+    return asyncio.run(ask_one(ns.question, user=ns.user, thread=ns.thread, as_json=ns.json,
+                               options=ns.option))
+
+
+def _ui(ns: argparse.Namespace) -> int:
+    from app.ui import serve
+
+    serve(host=ns.host, port=ns.port)
+    return 0
+
+
+def _calibrate(ns: argparse.Namespace) -> int:
+    from app.calibrate import main as calibrate_main
+
+    return asyncio.run(calibrate_main(write=ns.write))
+
+
+def _bench(ns: argparse.Namespace) -> int:
+    from app.bench.run import main as bench_main
+
+    return asyncio.run(bench_main(quick=ns.quick, out=ns.out, load_sessions=ns.sessions))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """All subcommands."""
+    p = argparse.ArgumentParser(prog="python -m app", description="Brightmart help desk")
+    p.add_argument("-v", "--verbose", action="store_true")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    s = sub.add_parser("services", help="start, stop or check the embedded services")
+    s.add_argument("action", choices=["up", "down", "status"])
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--only", nargs="*", choices=list(services.STARTERS))
+    s.set_defaults(fn=_services)
+
+    a = sub.add_parser("ask", help="ask one question, or a JSONL file of them")
+    a.add_argument("question", nargs="?")
+    a.add_argument("--user", default="E1001", help="employee id of the caller")
+    a.add_argument("--thread", default=None, help="conversation id (history is kept per thread)")
+    a.add_argument("--file", help="JSONL with {q, user, thread} per line")
+    a.add_argument("--json", action="store_true", help="one JSON object per answer")
+    a.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="per-run knob of graph.context.Context, e.g. faq_enabled=false")
+    a.set_defaults(fn=_ask)
+
+    u = sub.add_parser("ui", help="serve the Gradio chat")
+    u.add_argument("--host", default=None)
+    u.add_argument("--port", type=int, default=None)
+    u.set_defaults(fn=_ui)
+
+    c = sub.add_parser("calibrate", help="calibrate the FAQ threshold on the labelled dev set")
+    c.add_argument("--write", action="store_true", help="store the chosen threshold in data/calibration.json")
+    c.set_defaults(fn=_calibrate)
+
+    b = sub.add_parser("bench", help="benchmark against the plain agent")
+    b.add_argument("--quick", action="store_true")
+    b.add_argument("--out", default="bench-results")
+    b.add_argument("--sessions", type=int, default=8)
+    b.set_defaults(fn=_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse and dispatch; exit code says whether it worked."""
+    ns = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if ns.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    sys.exit(ns.fn(ns))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Process settings: where the services live and how the embedded ones are started.
+
+One pydantic-settings class read from environment variables and `.env`. Per-request knobs
+(thresholds, which techniques are on) live in `graph.context.Context`, not here.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    """Everything a deployment changes: URLs, ports, paths, timeouts."""
+
+    model_config = SettingsConfigDict(env_file=ROOT / ".env", extra="ignore")
+
+    # --- where things are kept
+    cache_dir: Path = Field(Path.home() / ".cache" / "helpdesk", description="venvs, models (shared by clones)")
+    run_dir: Path = Field(ROOT / ".run", description="logs, pid files, checkpoint database")
+
+    # --- LLM: a vLLM OpenAI-compatible server
+    vllm_base_url: str | None = Field(None, description="external vLLM (ending in /v1); unset starts a local one")
+    vllm_model: str = Field("smollm2-135m", description="served model name")
+    vllm_model_path: Path | None = Field(None, description="model folder for the local server")
+    vllm_port: int = 18000
+    vllm_speculative: bool = Field(True, description="n-gram (prompt lookup) speculative decoding")
+    vllm_kv_cache_gb: int = 2
+    vllm_start_timeout_s: float = 420.0
+    vllm_api_key: str = "EMPTY"
+
+    # --- Redis >= 8 with vector sets
+    redis_url: str | None = Field(None, description="external Redis >= 8; unset starts the embedded one")
+    redis_port: int = 16379
+
+    # --- demo tool backend (HTTP + SQLite)
+    backend_url: str | None = Field(None, description="real tool endpoints; unset starts the demo backend")
+    backend_port: int = 18081
+
+    # --- embeddings
+    embedding_model: str = Field("", description="sentence-transformers path or name; empty = bundled MiniLM")
+
+    # --- app
+    ui_host: str = "127.0.0.1"
+    ui_port: int = 7860
+    llm_timeout_s: float = 60.0
+    database_url: str | None = Field(None, description="checkpointer; unset = SQLite under run_dir")
+
+    @property
+    def local_vllm(self) -> bool:
+        """True when the project starts and owns the vLLM server."""
+        return not self.vllm_base_url
+
+    @property
+    def llm_url(self) -> str:
+        """Base URL of the OpenAI-compatible API."""
+        return (self.vllm_base_url or f"http://127.0.0.1:{self.vllm_port}/v1").rstrip("/")
+
+    @property
+    def redis(self) -> str:
+        """Redis connection URL."""
+        return self.redis_url or f"redis://127.0.0.1:{self.redis_port}/0"
+
+    @property
+    def backend(self) -> str:
+        """Base URL of the tool backend."""
+        return (self.backend_url or f"http://127.0.0.1:{self.backend_port}").rstrip("/")
+
+    @property
+    def model_path(self) -> Path:
+        """Folder of the model the local vLLM serves."""
+        return self.vllm_model_path or self.cache_dir / "models" / "smollm2-135m-instruct"
+
+    @property
+    def vllm_venv(self) -> Path:
+        """Own virtualenv of vLLM (its pins clash with the app's)."""
+        return self.cache_dir / "vllm-venv"
+
+    @property
+    def checkpoint_db(self) -> Path:
+        """SQLite file of the LangGraph checkpointer."""
+        return self.run_dir / "checkpoints.sqlite"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The process's settings, read once."""
+    return Settings()

@@ -1,0 +1,94 @@
+"""The demo database: 20 employees with distinct, deterministic attendance, salary and leave figures."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sqlite3
+from datetime import date
+from pathlib import Path
+
+CITIES = ["Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon", "Vienna", "Dublin"]
+FIRST = ["Anna", "Ben", "Carla", "David", "Eva", "Farid", "Greta", "Hugo", "Ines", "Jonas",
+         "Klara", "Luca", "Maya", "Nils", "Olga", "Pedro", "Rosa", "Sven", "Tara", "Yusuf"]
+LAST = ["de Vries", "Schmidt", "Moreau", "Garcia", "Rossi", "Silva", "Huber", "Byrne", "Jansen",
+        "Weber", "Laurent", "Lopez", "Bianchi", "Costa", "Gruber", "Murphy", "Bakker", "Fischer",
+        "Martin", "Navarro"]
+DEPTS = ["Store Operations", "Finance", "IT", "Logistics", "Marketing"]
+ROLES = ["Sales Associate", "Store Manager", "Analyst", "Engineer", "Coordinator"]
+MONTHS = [f"{y}-{m:02d}" for y in (2025, 2026, 2027) for m in range(1, 13)]
+SCHEMA = """
+CREATE TABLE employees (id TEXT PRIMARY KEY, name TEXT, city TEXT, department TEXT, role TEXT,
+  base_salary INTEGER);
+CREATE TABLE attendance (employee TEXT, month TEXT, working_days INTEGER, present_days INTEGER,
+  absent_days INTEGER, late_arrivals INTEGER, overtime_hours REAL, PRIMARY KEY (employee, month));
+CREATE TABLE salary (employee TEXT, month TEXT, gross REAL, overtime_pay REAL, bonus REAL,
+  tax REAL, pension REAL, net REAL, PRIMARY KEY (employee, month));
+CREATE TABLE leave (employee TEXT PRIMARY KEY, annual_entitled INTEGER, annual_taken INTEGER,
+  annual_pending INTEGER, carried_over INTEGER, sick_used INTEGER);
+"""
+
+
+def employee_ids() -> list[str]:
+    """E1001..E1020."""
+    return [f"E{1001 + i}" for i in range(20)]
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()
+    return random.Random(int(digest[:16], 16))
+
+
+def _working_days(month: str) -> int:
+    year, mon = map(int, month.split("-"))
+    days = 0
+    for d in range(1, 32):
+        try:
+            days += date(year, mon, d).weekday() < 5
+        except ValueError:
+            break
+    return days
+
+
+def build(path: Path) -> None:
+    """Create the database from scratch (deterministic: the same figures on every machine)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    con = sqlite3.connect(tmp)
+    con.executescript(SCHEMA)
+    for i, emp in enumerate(employee_ids()):
+        base = 2400 + 150 * i + (i % 3) * 35  # distinct for every employee
+        con.execute("INSERT INTO employees VALUES (?,?,?,?,?,?)", (
+            emp, f"{FIRST[i]} {LAST[i]}", CITIES[i % len(CITIES)], DEPTS[i % len(DEPTS)],
+            ROLES[(i * 3) % len(ROLES)], base))
+        r = _rng(emp, "leave")
+        con.execute("INSERT INTO leave VALUES (?,?,?,?,?,?)", (
+            emp, 25, 3 + i % 11, r.randint(0, 4), i % 6, r.randint(0, 9)))
+        for month in MONTHS:
+            r = _rng(emp, month)
+            wd = _working_days(month)
+            absent = r.randint(0, 3)
+            overtime = round(r.choice([0, 0, 2, 4, 5.5, 8, 10]) + (i % 4) * 0.5, 1)
+            con.execute("INSERT INTO attendance VALUES (?,?,?,?,?,?,?)", (
+                emp, month, wd, wd - absent, absent, r.randint(0, 4), overtime))
+            hourly = base / 165
+            ot_pay = round(overtime * hourly * 1.5, 2)
+            bonus = round(base * (0.04 + 0.005 * (i % 8)), 2) if month.endswith("-03") else 0.0
+            gross = round(base + ot_pay + bonus, 2)
+            tax = round(gross * 0.28, 2)
+            pension = round(base * 0.05, 2)
+            con.execute("INSERT INTO salary VALUES (?,?,?,?,?,?,?,?)", (
+                emp, month, base, ot_pay, bonus, tax, pension, round(gross - tax - pension, 2)))
+    con.commit()
+    con.close()
+    tmp.replace(path)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open the database, building it first when it is missing."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        build(path)
+    con = sqlite3.connect(path, check_same_thread=False)
+    con.row_factory = sqlite3.Row
+    return con

