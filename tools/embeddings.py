@@ -24,7 +24,12 @@ class Embedder:
 
     def __init__(self, model: str = "") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
 
         self.name = model or bundled_model_path()
         self._model = SentenceTransformer(self.name, device="cpu")

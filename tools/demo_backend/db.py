@@ -22,7 +22,7 @@ CREATE TABLE employees (id TEXT PRIMARY KEY, name TEXT, city TEXT, department TE
   base_salary INTEGER);
 CREATE TABLE attendance (employee TEXT, month TEXT, working_days INTEGER, present_days INTEGER,
   absent_days INTEGER, late_arrivals INTEGER, overtime_hours REAL, PRIMARY KEY (employee, month));
-CREATE TABLE salary (employee TEXT, month TEXT, gross REAL, overtime_pay REAL, bonus REAL,
+CREATE TABLE salary (employee TEXT, month TEXT, base REAL, overtime_pay REAL, bonus REAL, gross REAL,
   tax REAL, pension REAL, net REAL, PRIMARY KEY (employee, month));
 CREATE TABLE leave (employee TEXT PRIMARY KEY, annual_entitled INTEGER, annual_taken INTEGER,
   annual_pending INTEGER, carried_over INTEGER, sick_used INTEGER);
@@ -77,15 +77,24 @@ def build(path: Path) -> None:
             gross = round(base + ot_pay + bonus, 2)
             tax = round(gross * 0.28, 2)
             pension = round(base * 0.05, 2)
-            con.execute("INSERT INTO salary VALUES (?,?,?,?,?,?,?,?)", (
-                emp, month, base, ot_pay, bonus, tax, pension, round(gross - tax - pension, 2)))
+            con.execute("INSERT INTO salary VALUES (?,?,?,?,?,?,?,?,?)", (
+                emp, month, base, ot_pay, bonus, gross, tax, pension, round(gross - tax - pension, 2)))
+    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     con.commit()
     con.close()
     tmp.replace(path)
 
 
+SCHEMA_VERSION = 2
+
+
 def connect(path: Path) -> sqlite3.Connection:
-    """Open the database, building it first when it is missing."""
+    """Open the database, (re)building it when it is missing or from an older schema."""
+    if path.exists():
+        with sqlite3.connect(path) as con:
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            path.unlink()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         build(path)

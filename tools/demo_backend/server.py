@@ -158,7 +158,11 @@ async def clothing(temperature: float, condition: str) -> dict[str, Any]:  # noq
 @app.get("/kb/search")
 async def kb_search(query: str, k: int = 3) -> dict[str, Any]:  # noqa: D103
     await _serve("kb_search")
-    return {"query": query, "passages": await kb.search(app.state.redis, app.state.embedder, query[:2000], min(k, 10))}
+    passages = await kb.search(app.state.redis, app.state.embedder, query[:2000], min(k, 10))
+    if not passages:  # Redis lost the index (restart, flush): rebuild it once and retry
+        app.state.kb_chunks = await kb.ensure_index(app.state.redis, app.state.embedder, SETTINGS.kb_dir)
+        passages = await kb.search(app.state.redis, app.state.embedder, query[:2000], min(k, 10))
+    return {"query": query, "passages": passages}
 
 
 @app.post("/admin/latency")

@@ -1,0 +1,113 @@
+"""`python -m app ask`: questions through the graph, printed as text or one JSON object per line."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import uuid
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from app.runtime import build_deps
+from app.settings import Settings, get_settings
+from graph.context import Context
+from graph.graph import build_graph
+
+
+@asynccontextmanager
+async def open_graph(settings: Settings | None = None):
+    """The compiled graph with the SQLite checkpointer, and its resources closed afterwards."""
+    settings = settings or get_settings()
+    settings.run_dir.mkdir(parents=True, exist_ok=True)
+    deps = await build_deps(settings)
+    async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_db)) as saver:
+        try:
+            yield build_graph(deps, checkpointer=saver)
+        finally:
+            await deps.tools.aclose()
+            await deps.redis.aclose()
+
+
+async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx: Context,
+                   on_delta: Any = None) -> dict[str, Any]:
+    """One question through the graph, streamed; returns the row `ask --json` prints."""
+    thread = thread or uuid.uuid4().hex[:12]
+    t0 = time.perf_counter()
+    ttft = None
+    final: dict[str, Any] = {}
+    row: dict[str, Any] = {"q": question, "user": user, "thread": thread}
+    try:
+        async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
+                                               {"configurable": {"thread_id": thread}}, context=ctx,
+                                               stream_mode=["custom", "values"]):
+            if mode == "custom" and "answer_delta" in chunk:
+                ttft = ttft if ttft is not None else (time.perf_counter() - t0) * 1000
+                if on_delta:
+                    on_delta(chunk["answer_delta"])
+            elif mode == "values":
+                final = chunk
+    except Exception as exc:  # noqa: BLE001 - one failed question must not stop a batch
+        return {**row, "answer": "", "route": "error", "tools": [], "llm_calls": 0, "timings_ms": {},
+                "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
+                "error": f"Something went wrong while answering ({type(exc).__name__}); please try again."}
+    total = (time.perf_counter() - t0) * 1000
+    return {**row, "answer": final.get("answer", ""), "route": final.get("route"),
+            "intent": final.get("intent"), "faq": final.get("faq"),
+            "tools": [{"name": r["name"], "args": r["args"], "ms": r["ms"], "cache": r["cache"], "ok": r["ok"],
+                       "error": r["error"]} for r in final.get("results") or []],
+            "prefetch": final.get("prefetch") or {}, "llm_calls": final.get("llm_calls", 0),
+            "timings_ms": {k: round(v, 1) for k, v in (final.get("timings_ms") or {}).items()},
+            "total_ms": round(total, 1), "ttft_ms": round(ttft, 1) if ttft is not None else None,
+            "error": final.get("error")}
+
+
+async def ask_one(question: str, user: str, thread: str | None, as_json: bool, options: list[str]) -> int:
+    """Ask one question; stream the answer to the terminal, or print the JSON row."""
+    try:
+        ctx = Context.from_options(options)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    async with open_graph() as graph:
+        printer = None if as_json else (lambda t: print(t, end="", flush=True))
+        row = await run_turn(graph, question, user, thread, ctx, printer)
+    if as_json:
+        print(json.dumps(row, ensure_ascii=False))
+    else:
+        print(f"\n[{row['route']} · {row['total_ms']:.0f} ms · llm calls {row['llm_calls']}]")
+    return 0 if not row["error"] else 1
+
+
+def _parse_line(line: bytes, default_user: str) -> tuple[dict[str, Any] | None, str | None]:
+    try:
+        item = json.loads(line.decode("utf-8", errors="replace"))
+    except ValueError:
+        return None, "this line is not valid JSON; expected {\"q\": ..., \"user\": ..., \"thread\": ...}"
+    if not isinstance(item, dict) or not isinstance(item.get("q"), str):
+        return None, "each line needs a string field \"q\" with the question"
+    return {"q": item["q"], "user": str(item.get("user") or default_user),
+            "thread": str(item["thread"]) if item.get("thread") else None}, None
+
+
+async def ask_file(path: str, default_user: str, options: list[str]) -> int:
+    """Each JSONL line through the graph in order; a bad line yields an error row, not a crash."""
+    try:
+        ctx = Context.from_options(options)
+        lines = [ln for ln in open(path, "rb").read().splitlines() if ln.strip()]
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    async with open_graph() as graph:
+        for line in lines:
+            item, err = _parse_line(line, default_user)
+            if err:
+                row = {"q": None, "user": None, "thread": None, "answer": "", "route": "error", "tools": [],
+                       "llm_calls": 0, "timings_ms": {}, "total_ms": 0.0, "error": err}
+            else:
+                row = await run_turn(graph, item["q"], item["user"], item["thread"], ctx)
+            print(json.dumps(row, ensure_ascii=False), flush=True)
+    return 0

@@ -1,0 +1,38 @@
+"""Wire the graph to the services named in the settings: one set of clients per process."""
+
+from __future__ import annotations
+
+import logging
+
+from langchain_openai import ChatOpenAI
+from redis.asyncio import Redis
+
+from app.settings import ROOT, Settings
+from graph.deps import Deps
+from tools.cache import ToolCache
+from tools.client import ToolClient
+from tools.embeddings import load_embedder
+from tools.faq import FaqIndex, load_faq
+
+log = logging.getLogger(__name__)
+FAQ_PATH = ROOT / "data" / "faq.yaml"
+
+
+def make_llm(settings: Settings) -> ChatOpenAI:
+    """The chat model: vLLM's OpenAI-compatible API, streaming, no client-side retries."""
+    return ChatOpenAI(base_url=settings.llm_url, api_key=settings.vllm_api_key, model=settings.vllm_model,
+                      temperature=0, timeout=settings.llm_timeout_s, max_retries=0, streaming=True)
+
+
+async def build_deps(settings: Settings) -> Deps:
+    """Clients for every service, and the FAQ indexed in Redis (skipped when already current)."""
+    embedder = load_embedder(settings.embedding_model)
+    redis = Redis.from_url(settings.redis, socket_timeout=2, socket_connect_timeout=2,
+                           health_check_interval=10, retry_on_timeout=False)
+    faq = FaqIndex(redis, load_faq(FAQ_PATH))
+    try:
+        await faq.ensure(embedder)
+    except Exception as exc:  # noqa: BLE001 - without Redis the FAQ shortcut simply steps aside
+        log.warning("FAQ index not available (%s); the FAQ shortcut will step aside", exc)
+    return Deps(embedder=embedder, redis=redis, faq=faq, cache=ToolCache(redis),
+                tools=ToolClient(settings.backend), llm=make_llm(settings))

@@ -1,0 +1,1 @@
+"""The help-desk graph: state, nodes, routing and the compiled LangGraph."""

@@ -1,0 +1,64 @@
+"""Per-run knobs: which techniques are on, thresholds, limits. Every shortcut can be switched off."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+CALIBRATION = Path(__file__).resolve().parent.parent / "data" / "calibration.json"
+
+
+def calibrated_faq_threshold(default: float = 0.80) -> float:
+    """The FAQ threshold chosen by `python -m app calibrate --write` (data/calibration.json)."""
+    try:
+        return float(json.loads(CALIBRATION.read_text())["faq_threshold"])
+    except (OSError, ValueError, KeyError):
+        return default
+
+
+@dataclass
+class Context:
+    """Read by nodes through `runtime.context`; the benchmark flips these one at a time."""
+
+    faq_enabled: bool = True  # FAQ early exit
+    templates_enabled: bool = True  # templated plans and answers for known intents
+    parallel_enabled: bool = True  # independent tool calls run at once
+    cache_enabled: bool = True  # tool results through the Redis cache
+    prefetch_enabled: bool = True  # start predicted tools before planning finishes
+    pruning_enabled: bool = True  # prune long histories by relevance
+    faq_threshold: float = field(default_factory=calibrated_faq_threshold)
+    kb_cache_threshold: float = 0.95  # cosine similarity for kb_search cache hits
+    kb_answer_threshold: float = 0.55  # top passage similarity needed to quote it without the LLM
+    max_tool_concurrency: int = 4
+    tool_timeout_s: float = 8.0
+    tool_retries: int = 1  # extra tries for idempotent calls that failed transiently
+    max_tool_rounds: int = 1  # planning rounds on the LLM path (bounded tool loop)
+    max_question_chars: int = 4000
+    history_keep_turns: int = 2  # always kept when pruning
+    history_relevant_turns: int = 2  # older turns kept by relevance
+    answer_max_tokens: int = 120
+    plan_max_tokens: int = 120
+    today: str | None = None  # ISO date override, for reproducible runs
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any] | list[str] | None) -> Context:
+        """Build from `key=value` strings or a dict, converting to each field's type."""
+        if isinstance(options, list):
+            options = dict(o.split("=", 1) for o in options)
+        types = {f.name: f.type for f in fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, value in (options or {}).items():
+            if key not in types:
+                raise ValueError(f"unknown option {key!r}; known: {', '.join(types)}")
+            kind = str(types[key])
+            if isinstance(value, str):
+                if "bool" in kind:
+                    value = value.lower() in ("1", "true", "yes", "on")
+                elif "float" in kind:
+                    value = float(value)
+                elif "int" in kind:
+                    value = int(value)
+            kwargs[key] = value
+        return cls(**kwargs)

@@ -1,0 +1,64 @@
+"""Process-wide resources the nodes use: clients for vLLM, Redis, the tool backend, the embedder.
+
+Built once by the entry point (app/) from its settings and handed to `build_graph`; nothing here
+holds per-request or per-user state, so replicas can run side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from tools.cache import ToolCache
+from tools.client import ToolClient
+from tools.embeddings import Embedder
+from tools.faq import FaqIndex
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Deps:
+    """Everything a node may call out to."""
+
+    embedder: Embedder
+    redis: Redis
+    faq: FaqIndex
+    cache: ToolCache
+    tools: ToolClient
+    llm: BaseChatModel
+
+    def __post_init__(self) -> None:
+        # Memoize embeddings by text (bounded): FAQ match, kb cache and kb search share one.
+        self._embed = lru_cache(maxsize=2048)(self.embedder.embed_one)
+
+    async def embed(self, text: str) -> np.ndarray:
+        """Embedding of a text, computed once per process for repeated texts."""
+        import asyncio
+
+        return await asyncio.to_thread(self._embed, text)
+
+    async def profile(self, user: str) -> dict[str, Any] | None:
+        """The caller's profile (pinned facts), cached in Redis for a day."""
+        key = f"hd:profile:{user}"
+        try:
+            raw = await self.redis.get(key)
+            if raw:
+                return json.loads(raw)
+        except RedisError:
+            pass
+        prof = await self.tools.get_employee(user)
+        if prof is not None:
+            try:
+                await self.redis.set(key, json.dumps(prof), ex=86400)
+            except RedisError:
+                pass
+        return prof

@@ -1,0 +1,116 @@
+"""The two LLM steps of the fallback path: a tool plan through vLLM structured outputs, and an
+answer written from tool results, streamed token by token.
+
+The small model's plan picks tools well enough but its argument values are unreliable, so every
+argument we can read from the question, the conversation or the caller's profile is filled by
+slot filling, and personal tools always get the caller's id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AnyMessage
+
+from graph.prompts import plan_schema
+from graph.state import ToolCall, ToolResult
+from tools.registry import TOOLS
+
+log = logging.getLogger(__name__)
+PLAN_SCHEMA = plan_schema()
+
+
+class LLMUnavailable(RuntimeError):
+    """vLLM could not be reached or timed out; the message is meant for the user."""
+
+
+def _slot_args(tool: str, slots: dict[str, Any], user: str, question: str) -> dict[str, Any]:
+    """Arguments slot filling can supply for a tool (the ones the model gets wrong)."""
+    return {
+        "attendance": {"employee": user, "month": slots.get("month")},
+        "salary": {"employee": user, "month": slots.get("month")},
+        "leave_balance": {"employee": user},
+        "leave_policy": {"leave_type": slots.get("leave_type")},
+        "weather": {"city": slots.get("city"), "date": slots.get("date")},
+        "clothing_advice": {"temperature": "@weather.temperature_c", "condition": "@weather.condition"},
+        "kb_search": {"query": question[:500]},
+    }.get(tool, {})
+
+
+def repair_plan(raw_calls: list[dict[str, Any]], slots: dict[str, Any], user: str, question: str) -> list[ToolCall]:
+    """Turn the model's calls into a valid plan: known tools only, slot-filled arguments, no duplicates."""
+    names: list[str] = []
+    for call in raw_calls[:4]:
+        name = call.get("tool") if isinstance(call, dict) else None
+        if name in TOOLS and name not in names:
+            names.append(name)
+    if "clothing_advice" in names and "weather" not in names:
+        names.insert(0, "weather")
+    plan: list[ToolCall] = []
+    for name in names:
+        model_args = next((c.get("args") or {} for c in raw_calls if isinstance(c, dict) and c.get("tool") == name), {})
+        args = {**(model_args if isinstance(model_args, dict) else {}),
+                **{k: v for k, v in _slot_args(name, slots, user, question).items() if v is not None}}
+        args = {k: v for k, v in args.items() if k in TOOLS[name].args.model_fields}
+        deps = sorted({v[1:].split(".")[0] for v in args.values() if isinstance(v, str) and v.startswith("@")})
+        plan.append(ToolCall(id=name, name=name, args=args, depends_on=deps))
+    return plan
+
+
+async def plan_tools(llm: BaseChatModel, messages: list[AnyMessage], max_tokens: int) -> list[dict[str, Any]]:
+    """Ask the model for a JSON tool plan; malformed output yields an empty plan, never a crash."""
+    bound = llm.bind(max_tokens=max_tokens, extra_body={"structured_outputs": {"json": PLAN_SCHEMA}})
+    try:
+        msg = await bound.with_config(tags=["nostream"], run_name="plan_llm").ainvoke(messages)
+    except Exception as exc:  # noqa: BLE001 - any transport failure means the LLM is unavailable
+        raise LLMUnavailable(_llm_error(exc)) from exc
+    try:
+        calls = json.loads(str(msg.content)).get("calls", [])
+        return calls if isinstance(calls, list) else []
+    except (ValueError, AttributeError):
+        log.warning("planner returned malformed JSON: %.200s", msg.content)
+        return []
+
+
+async def write_answer(llm: BaseChatModel, messages: list[AnyMessage], max_tokens: int,
+                       on_delta: Callable[[str], None]) -> str:
+    """Stream the answer, passing each piece to `on_delta` as it arrives."""
+    parts: list[str] = []
+    try:
+        async for chunk in llm.bind(max_tokens=max_tokens).with_config(run_name="answer_llm").astream(messages):
+            text = str(chunk.content or "")
+            if text:
+                parts.append(text)
+                on_delta(text)
+    except Exception as exc:  # noqa: BLE001
+        if parts:  # keep what was said, tell the user the rest is missing
+            note = " [The answer was cut short: the language model stopped responding.]"
+            on_delta(note)
+            return "".join(parts) + note
+        raise LLMUnavailable(_llm_error(exc)) from exc
+    return "".join(parts).strip()
+
+
+def results_text(results: list[ToolResult], max_chars: int = 700) -> str:
+    """Tool results as compact text for the answer prompt (retrieved passages trimmed)."""
+    lines = []
+    for r in results:
+        if not r["ok"]:
+            lines.append(f"{r['name']}: NOT AVAILABLE ({r['error']})")
+            continue
+        data = dict(r["data"] or {})
+        if r["name"] == "kb_search":
+            data = {"passages": [f"{p['title']}: {p['text'][:max_chars]}" for p in data.get("passages", [])[:2]]}
+        lines.append(f"{r['name']}: {json.dumps(data, ensure_ascii=False)}")
+    return "\n".join(lines) or "(no tools were needed)"
+
+
+def _llm_error(exc: Exception) -> str:
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return "The language model did not answer in time. Please try again in a moment."
+    return "The language model is not reachable right now. Please try again in a moment."

@@ -1,0 +1,271 @@
+"""The nodes of the help-desk graph. Each returns a partial state update and its own duration."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import time
+import unicodedata
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import date
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
+
+from graph import extract, llm, templates
+from graph.context import Context
+from graph.deps import Deps
+from graph.executor import Prefetcher, run_plan
+from graph.faq_match import decide
+from graph.intents import detect
+from graph.prompts import answer_messages, planner_messages
+from graph.pruning import history_of, prune
+from graph.slots import fill_slots
+from graph.state import RESET, State
+
+Node = Callable[[State, Runtime[Context]], Awaitable[dict[str, Any]]]
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def timed(fn: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """Record the node's wall time in `timings_ms` under its name."""
+
+    @functools.wraps(fn)
+    async def wrapper(self: Nodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        update = await fn(self, state, runtime)
+        timings = dict(update.get("timings_ms") or {})
+        timings[fn.__name__] = (time.perf_counter() - t0) * 1000
+        return {**update, "timings_ms": timings}
+
+    return wrapper
+
+
+def _emit(text: str) -> None:
+    """Stream a piece of the answer (custom stream mode)."""
+    try:
+        get_stream_writer()({"answer_delta": text})
+    except RuntimeError:  # not running inside a streaming graph (plain ainvoke)
+        pass
+
+
+def _emit_chunked(text: str) -> None:
+    for piece in re.findall(r"[^.!?]+[.!?]*\s*", text) or [text]:
+        _emit(piece)
+
+
+def _today(ctx: Context) -> date:
+    return date.fromisoformat(ctx.today) if ctx.today else date.today()
+
+
+def normalize(text: str) -> str:
+    """Printable, NFC-normalized, whitespace collapsed."""
+    text = unicodedata.normalize("NFC", text.encode("utf-8", "replace").decode("utf-8", "replace"))
+    return " ".join(_CONTROL.sub(" ", text).split())
+
+
+class Nodes:
+    """Node functions bound to the process's resources."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+
+    @timed
+    async def start_turn(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Read the new question, pin who is asking, reset the per-turn fields."""
+        ctx = runtime.context or Context()
+        last = state["messages"][-1] if state.get("messages") else None
+        raw = str(last.content) if isinstance(last, HumanMessage) else ""
+        question = normalize(raw)
+        fresh: dict[str, Any] = {
+            "turn_id": uuid.uuid4().hex, "question": question, "route": "", "intent": None, "slots": {},
+            "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
+            "tool_rounds": 0, "error": None, "timings_ms": {RESET: 0.0},
+        }
+        if not question:
+            return {**fresh, "route": "invalid", "answer": "Please type a question: the message was empty."}
+        if len(question) > ctx.max_question_chars:
+            return {**fresh, "route": "invalid", "answer": (
+                f"That message is {len(question):,} characters long; please keep questions under "
+                f"{ctx.max_question_chars:,} characters.")}
+        user = (state.get("user") or "").strip().upper()
+        profile = state.get("profile") if (state.get("profile") or {}).get("id") == user else None
+        if profile is None and re.fullmatch(r"E\d{4}", user):
+            try:
+                profile = await self.deps.profile(user)
+            except Exception:  # noqa: BLE001 - backend down: continue without the profile
+                profile = {"id": user}
+        if not profile:
+            return {**fresh, "route": "invalid", "answer": f"I don't know the employee id {user[:12]!r}; "
+                    "please sign in with your own id (E1001 to E1020 in the demo)."}
+        return {**fresh, "user": user, "profile": profile}
+
+    @timed
+    async def match_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Nearest FAQ entry by vector search; accepted only above the threshold and past the guard."""
+        ctx = runtime.context or Context()
+        vec = await self.deps.embed(state["question"])
+        try:
+            nearest = await self.deps.faq.nearest(vec, k=3)
+        except Exception:  # noqa: BLE001 - Redis down: no shortcut, the full path answers
+            return {"faq": {"accepted": False, "reason": "FAQ index unavailable"}}
+        d = decide(state["question"], [(e, h.score) for e, h in nearest], ctx.faq_threshold)
+        faq = {"id": d.entry.id if d.entry else None, "score": round(d.score, 4), "accepted": d.accepted,
+               "reason": d.reason}
+        if d.accepted and d.entry:
+            return {"faq": faq, "route": "faq", "answer": d.entry.answer}
+        return {"faq": faq}
+
+    @timed
+    async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Early exit: the FAQ answer, no LLM call."""
+        _emit_chunked(state["answer"])
+        return {"messages": [AIMessage(state["answer"])]}
+
+    @timed
+    async def route_intent(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Detect the intent, fill slots, and build the plan from a template when one fits."""
+        ctx = runtime.context or Context()
+        det = detect(state["question"], state["user"], state.get("last_intent"))
+        previous = state.get("last_slots") if det.follow_up else None
+        slots = fill_slots(state["question"], _today(ctx), state.get("profile") or {}, previous)
+        if det.refusal:
+            return {"route": "refused", "intent": det.label, "slots": slots, "answer": det.refusal}
+        if ctx.templates_enabled and len(det.intents) == 1:
+            plan = templates.instantiate(det.intents[0], slots, state["user"])
+            if plan is not None:
+                return {"route": "template", "intent": det.label, "slots": slots, "plan": plan}
+        return {"route": "llm", "intent": det.label, "slots": slots}
+
+    @timed
+    async def prefetch_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Start likely, cheap, idempotent tools now; planning with the LLM takes seconds."""
+        ctx = runtime.context or Context()
+        predicted: list[tuple[str, dict[str, Any]]] = []
+        for intent in (state.get("intent") or "policy_lookup").split("+"):
+            for call in templates.instantiate(intent, state["slots"], state["user"]) or []:
+                if not call["depends_on"]:
+                    predicted.append((call["name"], call["args"]))
+        started = Prefetcher.start(state["turn_id"], self.deps, predicted, state["user"], ctx)
+        return {"prefetch": {"started": started, "used": 0, "wasted": 0}}
+
+    @timed
+    async def plan_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """LLM tool plan with structured outputs, repaired by slot filling."""
+        ctx = runtime.context or Context()
+        history = self._history(state, ctx)
+        question = state["question"]
+        if state.get("results"):  # a later round: show what failed so the model can re-plan
+            question += "\n\nEarlier tool results:\n" + llm.results_text(state["results"])
+        messages = planner_messages(state["profile"], _today(ctx).isoformat(), history, question)
+        try:
+            raw = await llm.plan_tools(self.deps.llm, messages, ctx.plan_max_tokens)
+        except llm.LLMUnavailable as exc:
+            self._cancel_prefetch(state)
+            return {"error": str(exc), "llm_calls": state.get("llm_calls", 0) + 1}
+        plan = llm.repair_plan(raw, state["slots"], state["user"], state["question"])
+        return {"plan": plan, "llm_calls": state.get("llm_calls", 0) + 1,
+                "tool_rounds": state.get("tool_rounds", 0) + 1}
+
+    @timed
+    async def call_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Run the plan: parallel, cached, taking prefetched results that match."""
+        ctx = runtime.context or Context()
+        prefetched = Prefetcher.take(state["turn_id"]) if state.get("prefetch") else {}
+        started = len(prefetched)
+        results = await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched)
+        for task in prefetched.values():  # what the plan did not take is wasted: stop it
+            task.cancel()
+        update: dict[str, Any] = {"results": results}
+        if started:
+            update["prefetch"] = {**state["prefetch"], "used": started - len(prefetched), "wasted": len(prefetched)}
+        return update
+
+    @timed
+    async def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Template answer from the results when possible; otherwise the LLM writes it (streamed)."""
+        ctx = runtime.context or Context()
+        results = state.get("results") or []
+        answer = None
+        if state.get("error"):
+            answer = state["error"]
+        elif state["route"] == "template" or (ctx.templates_enabled and state["route"] == "llm"):
+            answer = self._templated(state, results)
+            if answer is None and ctx.templates_enabled and all(r["name"] == "kb_search" for r in results):
+                answer = await self._extract(state, results, ctx)
+        if answer is not None:
+            _emit_chunked(answer)
+            return self._finish(state, answer, state.get("llm_calls", 0))
+        messages = answer_messages(state["profile"], _today(ctx).isoformat(), self._history(state, ctx),
+                                   state["question"], llm.results_text(results))
+        try:
+            answer = await llm.write_answer(self.deps.llm, messages, ctx.answer_max_tokens, _emit)
+        except llm.LLMUnavailable as exc:
+            answer = self._partial(state) or str(exc)
+            _emit_chunked(answer)
+            return {**self._finish(state, answer, state.get("llm_calls", 0) + 1), "error": str(exc)}
+        return self._finish(state, answer, state.get("llm_calls", 0) + 1)
+
+    @timed
+    async def refuse(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Invalid input or a request for someone else's data: say why, in one sentence."""
+        _emit_chunked(state["answer"])
+        return {"messages": [AIMessage(state["answer"])]}
+
+    # ------------------------------------------------------------------ helpers
+    def _history(self, state: State, ctx: Context) -> list:
+        history = history_of(state.get("messages") or [])
+        if ctx.pruning_enabled:
+            history = prune(history, state["question"], ctx.history_keep_turns, ctx.history_relevant_turns)
+        return history
+
+    def _finish(self, state: State, answer: str, llm_calls: int) -> dict[str, Any]:
+        update: dict[str, Any] = {"answer": answer, "llm_calls": llm_calls, "messages": [AIMessage(answer)]}
+        if state.get("intent") and state["route"] in ("template", "llm"):
+            update["last_intent"] = state["intent"]
+            update["last_slots"] = {k: v for k, v in state["slots"].items() if k in ("month", "date", "city", "leave_type")}
+        return update
+
+    @staticmethod
+    def _partial(state: State) -> str | None:
+        """When some tools failed: what could not be fetched, and the rest that could."""
+        results = state.get("results") or []
+        failed = [r for r in results if not r["ok"]]
+        if not failed or state["route"] != "template":
+            return None
+        good = [r for r in results if r["ok"]]
+        parts = [templates.render(r["name"], state["slots"], [{**r, "id": r["name"]}]) for r in good]
+        said = " ".join(p for p in parts if p)
+        missing = "; ".join(f"{r['name'].replace('_', ' ')}: {r['error']}" for r in failed)
+        return (said + " " if said else "") + f"I could not fetch everything ({missing}). Please try again shortly."
+
+    @staticmethod
+    def _templated(state: State, results: list) -> str | None:
+        """Answer from templates: the intent's own, or one per part of a compound request."""
+        if state["route"] == "template":
+            return templates.render(state.get("intent"), state["slots"], results) or Nodes._partial(state)
+        intents = (state.get("intent") or "").split("+")
+        if not results or not all(i in templates.TEMPLATES and templates.TEMPLATES[i].render for i in intents):
+            return None
+        parts = [templates.render(i, state["slots"], results) for i in intents]
+        return " ".join(parts) if all(parts) else None  # type: ignore[arg-type]
+
+    async def _extract(self, state: State, results: list, ctx: Context) -> str | None:
+        """Quote the knowledge-base sentences that answer the question, when they clearly do."""
+        kb = next((r for r in results if r["name"] == "kb_search" and r["ok"]), None)
+        pairs = extract.sentences(((kb or {}).get("data") or {}).get("passages", [])[:3])
+        if not pairs:
+            return None
+        qvec = await self.deps.embed(state["question"])
+        vecs = await asyncio.to_thread(self.deps.embedder.embed, [s for _, s in pairs])
+        answer, _ = extract.extract(qvec, vecs, pairs, ctx.kb_answer_threshold)
+        return answer
+
+    @staticmethod
+    def _cancel_prefetch(state: State) -> None:
+        for task in Prefetcher.take(state.get("turn_id", "")).values():
+            task.cancel()

@@ -1,0 +1,74 @@
+"""Typed state of the help-desk graph. Fields marked "per turn" are reset by `start_turn`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+RESET = "__reset__"
+
+
+def merge_timings(old: dict[str, float] | None, new: dict[str, float] | None) -> dict[str, float]:
+    """Add node durations; an update carrying RESET starts a fresh turn."""
+    if not new:
+        return dict(old or {})
+    base = {} if RESET in new else dict(old or {})
+    for k, v in new.items():
+        if k != RESET:
+            base[k] = round(base.get(k, 0.0) + v, 3)
+    return base
+
+
+class ToolCall(TypedDict):
+    """One planned tool call; `depends_on` lists ids whose results fill `@tool.field` arguments."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    depends_on: list[str]
+
+
+class ToolResult(TypedDict):
+    """Outcome of one tool call."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    ok: bool
+    data: dict[str, Any] | None
+    error: str | None
+    ms: float
+    cache: str  # hit | miss | prefetch | off
+
+
+class InputState(TypedDict, total=False):
+    """What a caller sends: the new message, who is asking, optional profile override."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    user: str
+
+
+class State(TypedDict, total=False):
+    """Everything the nodes read and write."""
+
+    messages: Annotated[list[AnyMessage], add_messages]  # the conversation, kept by the checkpointer
+    user: str  # caller's employee id, from the session (never from the question)
+    profile: dict[str, Any]  # pinned facts about the caller: name, city, department
+    turn_id: str  # per turn: identifies in-flight prefetches
+    question: str  # per turn: the open request, normalized
+    route: str  # per turn: faq | template | llm | refused | invalid
+    intent: str | None  # per turn: detected intent (compound requests name several with "+")
+    slots: dict[str, Any]  # per turn: filled slots (month, date, city, leave_type, ...)
+    faq: dict[str, Any] | None  # per turn: best FAQ match {id, score, accepted, reason}
+    plan: list[ToolCall]  # per turn: tool calls to make
+    results: list[ToolResult]  # per turn: their outcomes
+    prefetch: dict[str, Any]  # per turn: {started: [...], used: n, wasted: n}
+    answer: str  # per turn: the final answer text
+    llm_calls: int  # per turn: number of LLM requests made
+    tool_rounds: int  # per turn: planning rounds taken on the LLM path
+    error: str | None  # per turn: a sentence for the user when something failed
+    timings_ms: Annotated[dict[str, float], merge_timings]  # per turn: duration of each node
+    last_intent: str | None  # across turns: intent of the last answered tool request (follow-ups)
+    last_slots: dict[str, Any]  # across turns: its slots
