@@ -111,7 +111,7 @@ def check_backend(settings: Settings) -> Status:
 
 
 def check_vllm(settings: Settings) -> Status:
-    """vLLM answers /v1/models and serves the configured model."""
+    """VLLM answers /v1/models and serves the configured model."""
     st = Status("vllm", settings.llm_url, False, managed=settings.local_vllm)
     try:
         models = [m["id"] for m in httpx.get(settings.llm_url + "/models", timeout=3).json()["data"]]

@@ -142,7 +142,8 @@ async def run_plan(deps: Deps, plan: list[ToolCall], user: str, ctx: Context,
 
 class Prefetcher:
     """In-flight prefetches of one turn, keyed by turn id: started before planning, taken or cancelled
-    by the tool stage. Only transient tasks live here, never results (those go to Redis)."""
+    by the tool stage. Only transient tasks live here, never results (those go to Redis).
+    """
 
     _inflight: dict[str, tuple[float, dict[str, asyncio.Task[Outcome]]]] = {}
 

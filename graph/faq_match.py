@@ -46,11 +46,29 @@ GROUPS: dict[str, list[str]] = {
     "personal": ["left", "remaining", "my salary", "my payslip for", "my attendance", "my balance",
                  "did i", "was i", "have i", "my pay for", "my next shift", "my probation end"],
     "weather": ["weather", "forecast", "rain", "temperature"],
+    "add": ["add", "include", "enrol*", "enroll*"],
+    "remove": ["remove", "opt out", "drop", "stop paying"],
+    "keep": ["keep"],
+    "trade": ["sell", "cash out", "buy", "purchase extra", "for cash"],
+    "status": ["yet", "has my", "did my", "my last", "status of", "how much is in my", "my pot"],
+    "commute": ["commute", "commuting"],
+    "night": ["night"],
+    "break": ["break", "breaks"],
+    "publish": ["publish"],
+    "customer": ["customer", "customers", "shoplift*", "theft", "stolen goods"],
+    "volunteer": ["volunteer*", "charity"],
+    "family": ["family", "relatives", "spouse", "children", "kids"],
+    "brand": ["brand", "brands", "partner shops"],
+    "raise": ["pay rise", "raise", "salary increase"],
+    "ceo": ["ceo", "chief executive", "board"],
+    **{city.lower(): [city.lower()] for city in ["Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon",
+                                                 "Vienna", "Dublin", "London", "Rome", "Barcelona", "Munich"]},
 }
 _SPELLING = [(canon, re.compile(r"\b" + (re.escape(s[:-1]) if s.endswith("*") else re.escape(s) + r"\b")))
              for canon, spellings in GROUPS.items() for s in spellings]
-ACTIONS = {"request", "cancel", "change", "approve", "manager", "personal", "!neg"}
-NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+ACTIONS = {"request", "cancel", "change", "approve", "manager", "personal", "status", "add", "remove",
+           "keep", "trade", "publish", "!neg"}
+NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?")
 MONTH_OR_DAY = re.compile(r"\b(january|february|march|april|june|july|august|september|october|november|"
                           r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|"
                           r"tomorrow|last year|next year|this year)s?\b")
@@ -91,13 +109,19 @@ def guard(question: str, entry: FaqEntry) -> str | None:
     return f"question mentions {', '.join(missing)} that the FAQ entry does not" if missing else None
 
 
-def decide(question: str, candidates: list[tuple[FaqEntry, float]], threshold: float) -> FaqDecision:
-    """Accept the best candidate when its similarity clears the threshold and the guard passes."""
+def decide(question: str, candidates: list[tuple[FaqEntry, float]], threshold: float,
+           margin: float = 0.03) -> FaqDecision:
+    """Accept the best candidate when its similarity clears the threshold, no other entry is nearly as
+    close (an ambiguous match steps aside), and the guard passes.
+    """
     if not candidates:
         return FaqDecision(None, 0.0, False, "no FAQ entries indexed")
     entry, score = candidates[0]
     if score < threshold:
         return FaqDecision(entry, score, False, f"similarity {score:.3f} below threshold {threshold:.3f}")
+    rival = next((s for e, s in candidates[1:] if e.id != entry.id), None)
+    if rival is not None and score - rival < margin:
+        return FaqDecision(entry, score, False, f"ambiguous: another entry scores {rival:.3f}")
     mismatch = guard(question, entry)
     if mismatch:
         return FaqDecision(entry, score, False, mismatch)

@@ -1,9 +1,9 @@
 """The help-desk graph: every request takes the cheapest path that answers it correctly.
 
-    START -> start_turn -> match_faq -> answer_faq -> END                   (FAQ early exit, no LLM)
-                                     -> route_intent -> call_tools -> write_answer -> END   (template)
-                                                     -> prefetch_tools -> plan_tools -> call_tools ...  (LLM)
-                                                     -> refuse -> END
+START -> start_turn -> match_faq -> answer_faq -> END                   (FAQ early exit, no LLM)
+-> route_intent -> call_tools -> write_answer -> END   (template)
+-> prefetch_tools -> plan_tools -> call_tools ...  (LLM)
+-> refuse -> END
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ def route_after_faq(state: State) -> Literal["answer_faq", "route_intent"]:
     return "answer_faq" if state["route"] == "faq" else "route_intent"
 
 
-def route_after_intent(state: State, runtime: Runtime[Context]) -> Literal["refuse", "call_tools", "prefetch_tools", "plan_tools"]:
+def route_after_intent(
+    state: State, runtime: Runtime[Context]
+) -> Literal["refuse", "call_tools", "prefetch_tools", "plan_tools"]:
     """Refuse other people's data; templates go straight to the tools; the rest plans with the LLM."""
     if state["route"] == "refused":
         return "refuse"

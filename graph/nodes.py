@@ -110,10 +110,13 @@ class Nodes:
         ctx = runtime.context or Context()
         vec = await self.deps.embed(state["question"])
         try:
-            nearest = await self.deps.faq.nearest(vec, k=3)
+            nearest = await self.deps.faq.nearest(vec, k=10)
         except Exception:  # noqa: BLE001 - Redis down: no shortcut, the full path answers
             return {"faq": {"accepted": False, "reason": "FAQ index unavailable"}}
-        d = decide(state["question"], [(e, h.score) for e, h in nearest], ctx.faq_threshold)
+        best: dict[str, tuple] = {}
+        for entry, hit in nearest:  # best phrasing per entry, so the margin compares entries
+            best.setdefault(entry.id, (entry, hit.score))
+        d = decide(state["question"], list(best.values()), ctx.faq_threshold)
         faq = {"id": d.entry.id if d.entry else None, "score": round(d.score, 4), "accepted": d.accepted,
                "reason": d.reason}
         if d.accepted and d.entry:
@@ -168,6 +171,10 @@ class Nodes:
             self._cancel_prefetch(state)
             return {"error": str(exc), "llm_calls": state.get("llm_calls", 0) + 1}
         plan = llm.repair_plan(raw, state["slots"], state["user"], state["question"])
+        for intent in (state.get("intent") or "").split("+"):  # what the question plainly asks is kept
+            for call in templates.instantiate(intent, state["slots"], state["user"]) or []:
+                if all(c["name"] != call["name"] for c in plan):
+                    plan.append(call)
         return {"plan": plan, "llm_calls": state.get("llm_calls", 0) + 1,
                 "tool_rounds": state.get("tool_rounds", 0) + 1}
 
@@ -227,7 +234,8 @@ class Nodes:
         update: dict[str, Any] = {"answer": answer, "llm_calls": llm_calls, "messages": [AIMessage(answer)]}
         if state.get("intent") and state["route"] in ("template", "llm"):
             update["last_intent"] = state["intent"]
-            update["last_slots"] = {k: v for k, v in state["slots"].items() if k in ("month", "date", "city", "leave_type")}
+            keep = ("month", "date", "city", "leave_type")
+            update["last_slots"] = {k: v for k, v in state["slots"].items() if k in keep}
         return update
 
     @staticmethod

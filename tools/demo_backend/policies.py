@@ -12,7 +12,8 @@ LEAVE_POLICIES: dict[str, dict[str, str]] = {
                         "regional approval from 15 November to 31 December"},
     "sick": {"entitlement": "12 paid sick days a year", "pay": "full pay",
              "notice": "phone your manager before your shift or by 09:30",
-             "notes": "a doctor's note is needed from the 4th consecutive day; record it in MyHR on your first day back"},
+             "notes": "a doctor's note is needed from the 4th consecutive day; record it in MyHR on your first "
+                      "day back"},
     "maternity": {"entitlement": "16 weeks at full pay, then up to 10 more weeks", "pay": "full pay, then 70%",
                   "notice": "tell HR at least 15 weeks before the due date", "notes": ""},
     "paternity": {"entitlement": "4 weeks", "pay": "full pay",

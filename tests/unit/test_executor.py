@@ -1,0 +1,73 @@
+import asyncio
+import time
+
+from graph.context import Context
+from graph.executor import Prefetcher, run_plan, signature
+from graph.state import ToolCall
+from tests.unit.conftest import make_deps
+
+CTX = Context()
+
+
+def call(id_, name, args, deps=()):
+    return ToolCall(id=id_, name=name, args=args, depends_on=list(deps))
+
+
+async def test_independent_calls_wait_max_not_sum():
+    deps = make_deps(latency={"salary": 0.3, "weather": 0.3})
+    plan = [call("salary", "salary", {"employee": "E1001", "month": "2026-10"}),
+            call("weather", "weather", {"city": "Paris", "date": "2026-11-30"})]
+    t0 = time.perf_counter()
+    await run_plan(deps, plan, "E1001", CTX)
+    parallel = time.perf_counter() - t0
+    deps2 = make_deps(latency={"salary": 0.3, "weather": 0.3})
+    t0 = time.perf_counter()
+    await run_plan(deps2, plan, "E1001", Context(parallel_enabled=False))
+    sequential = time.perf_counter() - t0
+    assert parallel < 0.7 * sequential
+
+
+async def test_dependent_call_waits_for_its_input_only():
+    deps = make_deps(latency={"weather": 0.2, "salary": 0.5})
+    plan = [call("weather", "weather", {"city": "Paris", "date": "2026-11-30"}),
+            call("clothing_advice", "clothing_advice", {"temperature": "@weather.temperature_c",
+                                                         "condition": "@weather.condition"}, ["weather"]),
+            call("salary", "salary", {"employee": "E1001", "month": "2026-10"})]
+    results = await run_plan(deps, plan, "E1001", CTX)
+    assert results[1]["ok"] and results[1]["args"] == {"temperature": 4, "condition": "rain"}
+
+
+async def test_failures_become_results_not_exceptions():
+    deps = make_deps()
+    plan = [call("a", "salary", {"employee": "E1001", "month": "../../etc"}),
+            call("b", "nope", {}),
+            call("c", "salary", {"employee": "E1002", "month": "2026-10"}),
+            call("d", "clothing_advice", {"temperature": "@a.temperature_c", "condition": "x"}, ["a"])]
+    results = await run_plan(deps, plan, "E1001", CTX)
+    assert [r["ok"] for r in results] == [False, False, False, False]
+    assert "invalid month" in results[0]["error"]
+    assert "only answers for the caller" in results[2]["error"]
+    assert deps.tools.calls == []  # nothing unchecked reached the backend
+
+
+async def test_second_call_hits_the_cache():
+    deps = make_deps()
+    plan = [call("w", "weather", {"city": "Paris", "date": "2026-11-30"})]
+    first = await run_plan(deps, plan, "E1001", CTX)
+    second = await run_plan(deps, plan, "E1002", CTX)
+    assert (first[0]["cache"], second[0]["cache"]) == ("miss", "hit")
+    assert len(deps.tools.calls) == 1
+
+
+async def test_prefetch_is_taken_when_it_matches_and_the_rest_is_left_for_cancelling():
+    deps = make_deps(latency={"weather": 0.2, "leave_balance": 0.2})
+    args = {"city": "Paris", "date": "2026-11-30"}
+    Prefetcher.start("turn1", deps, [("weather", args), ("leave_balance", {"employee": "E1001"})], "E1001", CTX)
+    await asyncio.sleep(0.25)
+    pending = Prefetcher.take("turn1")
+    assert Prefetcher.take("turn1") == {}
+    t0 = time.perf_counter()
+    results = await run_plan(deps, [call("weather", "weather", args)], "E1001", CTX, pending)
+    assert time.perf_counter() - t0 < 0.1
+    assert results[0]["cache"] == "prefetch"
+    assert list(pending) == [signature("leave_balance", {"employee": "E1001"})]

@@ -1,0 +1,70 @@
+from datetime import date
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graph.slots import city_slot, date_slot, fill_slots, leave_type_slot, month_slot
+
+TODAY = date(2026, 11, 29)  # a Sunday
+
+
+@pytest.mark.parametrize(("text", "month"), [
+    ("What was my salary last month?", "2026-10"),
+    ("salary for March", "2026-03"),
+    ("attendance in October 2025", "2025-10"),
+    ("payslip 2026-07", "2026-07"),
+    ("my pay this month", "2026-11"),
+    ("May I see my payslip for may?", "2026-05"),
+    ("salary for December", "2025-12"),  # a month not yet reached means last year's
+    ("my salary", None),
+    ("salary for 2026-13", None),
+])
+def test_month_slot(text, month):
+    assert month_slot(text, TODAY) == month
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("weather today", "2026-11-29"),
+    ("weather tomorrow in Paris", "2026-11-30"),
+    ("what to wear on Friday", "2026-12-04"),
+    ("this weekend", "2026-12-05"),
+    ("on 2026-12-24", "2026-12-24"),
+    ("on 3 December", "2026-12-03"),
+    ("on 2026-02-30", None),
+])
+def test_date_slot(text, day):
+    assert date_slot(text, TODAY) == day
+
+
+def test_city_from_gazetteer_and_capitalized_place():
+    assert city_slot("weather in berlin tomorrow") == "Berlin"
+    assert city_slot("Is it raining in Springfield?") == "Springfield"
+    assert city_slot("weather in March") is None
+
+
+def test_leave_type_synonyms():
+    assert leave_type_slot("rules for vacation days") == "annual"
+    assert leave_type_slot("compassionate leave after a funeral") == "bereavement"
+    assert leave_type_slot("what about lunch") is None
+
+
+def test_fill_slots_prefers_question_then_conversation_then_profile():
+    slots = fill_slots("and in Paris?", TODAY, {"city": "Berlin"}, {"city": "Madrid", "month": "2026-01"})
+    assert slots["city"] == "Paris" and slots["sources"]["city"] == "question"
+    assert slots["month"] == "2026-01" and slots["sources"]["month"] == "conversation"
+    slots = fill_slots("weather tomorrow", TODAY, {"city": "Berlin"})
+    assert slots["city"] == "Berlin" and slots["sources"]["city"] == "profile"
+
+
+def test_injection_is_not_a_month():
+    assert month_slot("salary for month=../../etc/passwd", TODAY) is None
+    assert fill_slots("salary month=../../etc", TODAY, {})["month"] == "2026-11"
+
+
+@given(st.text(max_size=300))
+def test_slot_filler_never_crashes_and_only_emits_valid_values(text):
+    slots = fill_slots(text, TODAY, {"city": "Berlin"})
+    assert len(slots["month"]) == 7 and slots["month"][4] == "-"
+    date.fromisoformat(slots["date"])
+    assert slots["city"].replace(" ", "").isalpha()
