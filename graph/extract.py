@@ -2,6 +2,9 @@
 
 For policy look-ups this is the template answer: exact handbook wording, no LLM. It is used only
 when the best sentence is close enough to the question; otherwise the LLM writes the answer.
+Sentences under a sub-heading carry it ("Spain (Madrid): New Year's Day, ..."), and the question's
+distinctive words (names, places) add to a sentence's score, so the specific line wins over a
+generic one.
 """
 
 from __future__ import annotations
@@ -11,31 +14,43 @@ from typing import Any
 
 import numpy as np
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+from tools.text import idf_overlaps
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+")
+LEXICAL_WEIGHT = 0.15
 
 
 def sentences(passages: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(title, sentence) pairs from the passages, list markers and headings stripped."""
+    """(title, sentence) pairs; a sentence under a `## heading` is prefixed with it."""
     out = []
     for p in passages:
-        for s in _SPLIT.split(p.get("text", "")):
-            s = re.sub(r"^\s*(?:[-*•]|\d+[.)]|#+)\s*", "", s).strip()
-            if len(s.split()) >= 4:
-                out.append((p.get("title", ""), s))
+        heading = ""
+        for line in p.get("text", "").splitlines():
+            line = line.strip()
+            if line.startswith("#"):
+                heading = line.lstrip("# ").strip()
+                continue
+            line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).replace("**", "")
+            for s in _SPLIT.split(line):
+                if len(s.split()) >= 4:
+                    out.append((p.get("title", ""), f"{heading}: {s}" if heading else s))
     return out
 
 
-def extract(question_vec: np.ndarray, sentence_vecs: np.ndarray, pairs: list[tuple[str, str]],
+def extract(question: str, question_vec: np.ndarray, sentence_vecs: np.ndarray, pairs: list[tuple[str, str]],
             threshold: float, k: int = 2) -> tuple[str | None, float]:
-    """The best k sentences (in document order) when the best clears the threshold."""
+    """The best k sentences of one document (in order) when the best clears the threshold."""
     if not pairs:
         return None, 0.0
-    scores = sentence_vecs @ question_vec
+    lexical = np.array(idf_overlaps(question, [s for _, s in pairs]), dtype=np.float32)
+    scores = sentence_vecs @ question_vec + LEXICAL_WEIGHT * lexical
     order = np.argsort(-scores)
     best = float(scores[order[0]])
     if best < threshold:
         return None, best
     title = pairs[int(order[0])][0]
     keep = sorted(int(i) for i in order[:k] if scores[i] >= best - 0.05 and pairs[int(i)][0] == title)
-    text = " ".join(pairs[i][1].replace("**", "") for i in keep)
+    if pairs[keep[-1]][1].endswith(":"):  # a lead-in: the list that follows is the answer
+        keep += [j for j in range(keep[-1] + 1, min(keep[-1] + 4, len(pairs))) if pairs[j][0] == title]
+    text = " ".join(pairs[i][1] for i in keep)
     return f'{text} (from "{title}")', best

@@ -61,6 +61,8 @@ GROUPS: dict[str, list[str]] = {
     "brand": ["brand", "brands", "partner shops"],
     "raise": ["pay rise", "raise", "salary increase"],
     "ceo": ["ceo", "chief executive", "board"],
+    **{c: [c] for c in ["spain", "germany", "france", "netherlands", "italy", "portugal", "austria", "ireland",
+                        "belgium", "uk", "spanish", "german", "french", "dutch", "italian", "portuguese", "irish"]},
     **{city.lower(): [city.lower()] for city in ["Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon",
                                                  "Vienna", "Dublin", "London", "Rome", "Barcelona", "Munich"]},
 }

@@ -270,7 +270,7 @@ class Nodes:
             return None
         qvec = await self.deps.embed(state["question"])
         vecs = await asyncio.to_thread(self.deps.embedder.embed, [s for _, s in pairs])
-        answer, _ = extract.extract(qvec, vecs, pairs, ctx.kb_answer_threshold)
+        answer, _ = extract.extract(state["question"], qvec, vecs, pairs, ctx.kb_answer_threshold)
         return answer
 
     @staticmethod

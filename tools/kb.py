@@ -11,6 +11,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from tools.embeddings import Embedder
+from tools.text import idf_overlaps
 from tools.vectors import VectorSet
 
 log = logging.getLogger(__name__)
@@ -65,9 +66,17 @@ async def ensure_index(redis: Redis, embedder: Embedder, docs_dir: Path) -> int:
     return len(chunks)
 
 
+LEXICAL_WEIGHT = 0.15
+
+
 async def search(redis: Redis, embedder: Embedder, query: str, k: int = 3) -> list[dict[str, object]]:
-    """Top-k passages for a query, best first."""
+    """Top-k passages for a query, best first: dense candidates reranked with word overlap, so a
+    passage naming the place or thing asked about beats one that is only on the same topic.
+    """
     vec = await embedder.aembed_one(query)
-    hits = await VectorSet(redis, KB_KEY).search(vec, k)
+    hits = await VectorSet(redis, KB_KEY).search(vec, max(k * 4, 12))
+    lexical = idf_overlaps(query, [f"{h.attrs.get('title', '')} {h.attrs.get('text', '')}" for h in hits])
+    scored = sorted(((h.score + LEXICAL_WEIGHT * lx, h) for h, lx in zip(hits, lexical, strict=True)),
+                    key=lambda x: -x[0])[:k]
     return [{"id": h.name, "title": h.attrs.get("title", ""), "text": h.attrs.get("text", ""),
-             "score": round(h.score, 4)} for h in hits]
+             "score": round(s, 4)} for s, h in scored]

@@ -1,0 +1,63 @@
+"""Real services for integration tests: vLLM, Redis 8, the demo backend and the embedding model,
+started once per test session (reused when already running)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from app import services
+from app.ask import open_graph, run_turn
+from app.settings import get_settings
+from graph.context import Context
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="session")
+def settings():
+    return get_settings()
+
+
+@pytest.fixture(scope="session")
+def running(settings):
+    try:
+        statuses = services.up(settings)
+    except services.ServiceError as exc:
+        pytest.fail(f"services could not start: {exc}")
+    assert all(s.healthy for s in statuses), statuses
+    return statuses
+
+
+@pytest.fixture(scope="session")
+async def helpdesk(running):
+    """The compiled graph on the real services, with an empty tool cache to start from."""
+    async with open_graph() as graph:
+        yield graph
+
+
+@pytest.fixture(scope="session")
+async def clear_cache(settings, running):
+    from redis.asyncio import Redis
+
+    from tools.cache import ToolCache
+
+    redis = Redis.from_url(settings.redis)
+    await ToolCache(redis).clear()
+    await redis.aclose()
+
+
+@pytest.fixture(scope="session")
+def backend(settings, running):
+    """Direct access to the backend, to know the figures an answer must contain."""
+    with httpx.Client(base_url=settings.backend, timeout=10) as client:
+        yield client
+
+
+@pytest.fixture
+def ask(helpdesk, clear_cache):
+    async def _ask(q, user="E1001", thread=None, deltas=None, **options):
+        ctx = Context(**options)
+        return await run_turn(helpdesk, q, user, thread, ctx, deltas.append if deltas is not None else None)
+
+    return _ask

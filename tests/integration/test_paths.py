@@ -1,0 +1,91 @@
+"""Each path end to end on the real services."""
+
+import yaml
+
+from app.settings import ROOT
+
+FAQ = {e["id"]: e for e in yaml.safe_load((ROOT / "data" / "faq.yaml").read_text())}
+
+
+def _eur(x):
+    return f"EUR {x:,.2f}"
+
+
+async def test_faq_paraphrase_answers_from_the_faq_without_llm(ask):
+    entry = FAQ["payday"]
+    row = await ask(entry["paraphrases"][0])
+    assert row["route"] == "faq" and row["llm_calls"] == 0 and row["tools"] == []
+    assert row["answer"] == entry["answer"]
+
+
+async def test_near_miss_does_not_take_the_faq_shortcut(ask):
+    for q in ["Can I sell my unused annual leave days for cash?", "Is payday on the 15th in Lisbon?",
+              "How many annual leave days do I have left?"]:
+        row = await ask(q)
+        assert row["route"] != "faq", (q, row["faq"])
+
+
+async def test_template_answer_contains_the_backends_exact_figures(ask, backend):
+    row = await ask("What was my salary in October 2026?", user="E1004")
+    expected = backend.get("/salary", params={"employee": "E1004", "month": "2026-10"}).json()
+    assert row["route"] == "template" and row["llm_calls"] == 0
+    assert _eur(expected["net"]) in row["answer"] and _eur(expected["gross"]) in row["answer"]
+
+
+async def test_two_employees_get_their_own_figures(ask, backend):
+    q = "How many leave days do I have left?"
+    a = await ask(q, user="E1005")
+    b = await ask(q, user="E1012")
+    for row, emp in ((a, "E1005"), (b, "E1012")):
+        expected = backend.get("/leave/balance", params={"employee": emp}).json()
+        assert f"You have {expected['annual_remaining']} days" in row["answer"]
+    assert a["answer"] != b["answer"]
+    assert b["tools"][0]["cache"] == "miss"  # E1005's cached result is never E1012's
+
+
+async def test_repeated_question_hits_the_cache(ask):
+    q = "What should I wear in Lisbon tomorrow?"
+    first = await ask(q, user="E1002")
+    second = await ask(q, user="E1003")
+    assert [t["cache"] for t in first["tools"]] == ["miss", "miss"]
+    assert [t["cache"] for t in second["tools"]] == ["hit", "hit"]
+    assert second["answer"] == first["answer"]
+    assert second["timings_ms"]["call_tools"] < 0.2 * first["timings_ms"]["call_tools"]
+
+
+async def test_two_tool_stage_waits_for_the_slower_tool_not_the_sum(ask):
+    row = await ask("What is my salary this month and the weather in Vienna tomorrow?", user="E1006",
+                    cache_enabled=False, prefetch_enabled=False)
+    tools = {t["name"]: t["ms"] for t in row["tools"]}
+    assert {"salary", "weather"} <= set(tools)
+    assert row["timings_ms"]["call_tools"] < 0.7 * sum(tools.values())
+
+
+async def test_compound_request_plans_with_the_llm_and_answers_both_parts(ask, backend):
+    row = await ask("How many leave days do I have left and what's the weather in Madrid tomorrow?", user="E1008")
+    assert row["route"] == "llm" and row["llm_calls"] >= 1
+    names = {t["name"] for t in row["tools"]}
+    assert {"leave_balance", "weather"} <= names
+    expected = backend.get("/leave/balance", params={"employee": "E1008"}).json()
+    assert str(expected["annual_remaining"]) in row["answer"] and "Madrid" in row["answer"]
+    assert row["prefetch"]["used"] >= 1
+
+
+async def test_policy_lookup_quotes_the_knowledge_base(ask):
+    row = await ask("What is the policy on public holidays in Spain?")
+    assert row["route"] == "template" and row["intent"] == "policy_lookup"
+    assert row["tools"][0]["name"] == "kb_search" and row["llm_calls"] == 0
+    assert "Epiphany" in row["answer"]
+
+
+async def test_unknown_request_is_answered_by_the_llm_streaming(ask):
+    deltas = []
+    row = await ask("Tell me something cheerful about Mondays.", deltas=deltas)
+    assert row["route"] == "llm" and row["llm_calls"] == 2 and row["answer"]
+    assert len(deltas) > 3 and "".join(deltas).strip() == row["answer"]
+    assert row["ttft_ms"] < row["total_ms"]
+
+
+async def test_refusal_for_someone_elses_salary(ask):
+    row = await ask("What is E1002's salary for October?", user="E1001")
+    assert row["route"] == "refused" and row["tools"] == [] and "your own" in row["answer"]
