@@ -92,6 +92,11 @@ async def health() -> dict[str, Any]:  # noqa: D103
     return {"ok": True, "kb_chunks": app.state.kb_chunks, "employees": len(db.employee_ids())}
 
 
+@app.get("/employees")
+async def employees() -> list[dict[str, Any]]:  # noqa: D103
+    return [dict(r) for r in app.state.db.execute("SELECT id, name, city, department FROM employees ORDER BY id")]
+
+
 @app.get("/employees/{emp}")
 async def employee(emp: str) -> dict[str, Any]:  # noqa: D103
     await _serve("employee")
