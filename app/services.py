@@ -217,25 +217,27 @@ def up(settings: Settings, only: list[str] | None = None) -> list[Status]:
     return [STARTERS[name](settings) for name in STARTERS if not only or name in only]
 
 
+def stop(settings: Settings, name: str) -> bool:
+    """Stop one service this project started (by pid file); False when none was recorded."""
+    pidfile = _pidfile(settings, name)
+    if not pidfile.exists():
+        return False
+    pid = int(pidfile.read_text())
+    try:
+        os.killpg(pid, signal.SIGTERM)
+        for _ in range(100):
+            os.kill(pid, 0)
+            time.sleep(0.1)
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    pidfile.unlink(missing_ok=True)
+    return True
+
+
 def down(settings: Settings) -> list[str]:
-    """Stop the services this project started (by pid file); external ones are left alone."""
-    stopped = []
-    for name in reversed(list(STARTERS)):
-        pidfile = _pidfile(settings, name)
-        if not pidfile.exists():
-            continue
-        pid = int(pidfile.read_text())
-        try:
-            os.killpg(pid, signal.SIGTERM)
-            for _ in range(100):
-                os.kill(pid, 0)
-                time.sleep(0.1)
-            os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        pidfile.unlink(missing_ok=True)
-        stopped.append(name)
-    return stopped
+    """Stop the services this project started; external ones are left alone."""
+    return [name for name in reversed(list(STARTERS)) if stop(settings, name)]
 
 
 def status(settings: Settings) -> list[Status]:

@@ -45,7 +45,7 @@ def timed(fn: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitab
     return wrapper
 
 
-def _emit(text: str) -> None:
+def emit(text: str) -> None:
     """Stream a piece of the answer (custom stream mode)."""
     try:
         get_stream_writer()({"answer_delta": text})
@@ -53,12 +53,14 @@ def _emit(text: str) -> None:
         pass
 
 
-def _emit_chunked(text: str) -> None:
+def emit_chunked(text: str) -> None:
+    """Stream a text that is ready at once, sentence by sentence."""
     for piece in re.findall(r"[^.!?]+[.!?]*\s*", text) or [text]:
-        _emit(piece)
+        emit(piece)
 
 
-def _today(ctx: Context) -> date:
+def today_of(ctx: Context) -> date:
+    """The run's date: the context override, or the real one."""
     return date.fromisoformat(ctx.today) if ctx.today else date.today()
 
 
@@ -126,7 +128,7 @@ class Nodes:
     @timed
     async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Early exit: the FAQ answer, no LLM call."""
-        _emit_chunked(state["answer"])
+        emit_chunked(state["answer"])
         return {"messages": [AIMessage(state["answer"])]}
 
     @timed
@@ -135,7 +137,7 @@ class Nodes:
         ctx = runtime.context or Context()
         det = detect(state["question"], state["user"], state.get("last_intent"))
         previous = state.get("last_slots") if det.follow_up else None
-        slots = fill_slots(state["question"], _today(ctx), state.get("profile") or {}, previous)
+        slots = fill_slots(state["question"], today_of(ctx), state.get("profile") or {}, previous)
         if det.refusal:
             return {"route": "refused", "intent": det.label, "slots": slots, "answer": det.refusal}
         if ctx.templates_enabled and len(det.intents) == 1:
@@ -164,7 +166,7 @@ class Nodes:
         question = state["question"]
         if state.get("results"):  # a later round: show what failed so the model can re-plan
             question += "\n\nEarlier tool results:\n" + llm.results_text(state["results"])
-        messages = planner_messages(state["profile"], _today(ctx).isoformat(), history, question)
+        messages = planner_messages(state["profile"], today_of(ctx).isoformat(), history, question)
         try:
             raw = await llm.plan_tools(self.deps.llm, messages, ctx.plan_max_tokens)
         except llm.LLMUnavailable as exc:
@@ -205,22 +207,22 @@ class Nodes:
             if answer is None and ctx.templates_enabled and all(r["name"] == "kb_search" for r in results):
                 answer = await self._extract(state, results, ctx)
         if answer is not None:
-            _emit_chunked(answer)
+            emit_chunked(answer)
             return self._finish(state, answer, state.get("llm_calls", 0))
-        messages = answer_messages(state["profile"], _today(ctx).isoformat(), self._history(state, ctx),
+        messages = answer_messages(state["profile"], today_of(ctx).isoformat(), self._history(state, ctx),
                                    state["question"], llm.results_text(results))
         try:
-            answer = await llm.write_answer(self.deps.llm, messages, ctx.answer_max_tokens, _emit)
+            answer = await llm.write_answer(self.deps.llm, messages, ctx.answer_max_tokens, emit)
         except llm.LLMUnavailable as exc:
             answer = self._partial(state) or str(exc)
-            _emit_chunked(answer)
+            emit_chunked(answer)
             return {**self._finish(state, answer, state.get("llm_calls", 0) + 1), "error": str(exc)}
         return self._finish(state, answer, state.get("llm_calls", 0) + 1)
 
     @timed
     async def refuse(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Invalid input or a request for someone else's data: say why, in one sentence."""
-        _emit_chunked(state["answer"])
+        emit_chunked(state["answer"])
         return {"messages": [AIMessage(state["answer"])]}
 
     # ------------------------------------------------------------------ helpers

@@ -50,14 +50,15 @@ def cache_key(spec: ToolSpec, args: dict[str, Any], user: str) -> str:
 class ToolCache:
     """Get/put tool results, counting hits, misses and bypasses in Redis."""
 
-    def __init__(self, redis: Redis, similarity_threshold: float = 0.95) -> None:
+    def __init__(self, redis: Redis, similarity_threshold: float = 0.95, namespace: str = "") -> None:
         self.redis = redis
         self.similarity_threshold = similarity_threshold
+        self.namespace = namespace  # separates caches that must not share entries (benchmark variants)
 
     async def get(self, spec: ToolSpec, args: dict[str, Any], user: str,
                   text_vec: np.ndarray | None = None, threshold: float | None = None) -> dict[str, Any] | None:
         """A cached result, or None (miss, expired, or Redis unavailable)."""
-        key = cache_key(spec, args, user)
+        key = self.namespace + cache_key(spec, args, user)
         try:
             if spec.similarity_arg is None:
                 raw = await self.redis.get(key)
@@ -90,7 +91,7 @@ class ToolCache:
     async def put(self, spec: ToolSpec, args: dict[str, Any], user: str, result: dict[str, Any],
                   text_vec: np.ndarray | None = None) -> None:
         """Store a result for the tool's lifetime."""
-        key = cache_key(spec, args, user)
+        key = self.namespace + cache_key(spec, args, user)
         try:
             body = json.dumps(result)
             if spec.similarity_arg is None:
@@ -121,5 +122,5 @@ class ToolCache:
 
     async def clear(self) -> None:
         """Drop every cached tool result (used by the benchmark between phases)."""
-        async for key in self.redis.scan_iter(match=f"{PREFIX}:*", count=500):
+        async for key in self.redis.scan_iter(match=f"{self.namespace}{PREFIX}:*", count=500):
             await self.redis.delete(key)

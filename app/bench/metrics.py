@@ -1,0 +1,74 @@
+"""Metric computations of the benchmark: percentiles, answer scoring, summaries (unit-tested)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+_NUM = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def percentile(values: Iterable[float], p: float) -> float:
+    """Linear-interpolated percentile (p in 0..100) of the values; NaN when there are none."""
+    xs = sorted(values)
+    if not xs:
+        return math.nan
+    k = (len(xs) - 1) * p / 100
+    lo, hi = math.floor(k), math.ceil(k)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def numbers(text: str) -> set[float]:
+    """Every number in a text, thousands separators removed ("1,910.30" -> 1910.3)."""
+    out = set()
+    for tok in _NUM.findall(text):
+        try:
+            out.add(round(float(tok.replace(",", "")), 2))
+        except ValueError:
+            continue
+    return out
+
+
+def has_fact(answer: str, fact: str) -> bool:
+    """A fact is present: numbers compare by value, words case-insensitively, spacing ignored."""
+    if _NUM.fullmatch(fact.strip()):
+        return round(float(fact.replace(",", "")), 2) in numbers(answer)
+    norm = lambda s: " ".join(s.lower().split())  # noqa: E731
+    if norm(fact) in norm(answer):
+        return True
+    fact_nums = numbers(fact)
+    return bool(fact_nums) and fact_nums <= numbers(answer) and \
+        all(w in answer.lower() for w in re.findall(r"[a-z]{3,}", fact.lower()))
+
+
+def score_row(answer: str, route: str | None, facts: list[str], forbidden: list[str],
+              expect_routes: list[str] | None) -> dict[str, bool]:
+    """Route correct (None when not applicable), all facts present, no forbidden fact present."""
+    facts_ok = all(has_fact(answer or "", f) for f in facts)
+    clean = not any(has_fact(answer or "", f) for f in forbidden)
+    route_ok = None if expect_routes is None or route is None else route in expect_routes
+    return {"route_ok": route_ok, "facts_ok": facts_ok, "clean": clean,
+            "correct": facts_ok and clean and route_ok is not False}
+
+
+def latency_summary(ms: list[float]) -> dict[str, float]:
+    """Mean and tail latencies in ms."""
+    return {"n": len(ms), "mean_ms": sum(ms) / len(ms) if ms else math.nan, "p50_ms": percentile(ms, 50),
+            "p95_ms": percentile(ms, 95), "p99_ms": percentile(ms, 99)}
+
+
+def faq_precision_recall(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Over the optimized rows: precision of FAQ answers (right when labelled faq) and recall of faq items."""
+    took = [r for r in rows if r.get("route") == "faq"]
+    expected = [r for r in rows if r.get("expect_routes") == ["faq"]]
+    right = [r for r in took if r.get("expect_routes") == ["faq"] and r.get("facts_ok")]
+    return {"precision": len(right) / len(took) if took else math.nan,
+            "recall": sum(1 for r in expected if r.get("route") == "faq") / len(expected) if expected else math.nan,
+            "shortcuts": len(took)}
+
+
+def ratio(a: float, b: float) -> float:
+    """A / b, NaN when b is zero or missing."""
+    return a / b if b and not math.isnan(b) else math.nan

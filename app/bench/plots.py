@@ -1,0 +1,104 @@
+"""PNG plots and the printed summary table of a benchmark run."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+COLORS = {"baseline": "#c0392b", "create_agent": "#e67e22", "optimized": "#27ae60"}
+
+
+def _fmt(x: Any, nd: int = 0) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:,.{nd}f}"
+
+
+def table(s: dict[str, Any]) -> str:
+    """The summary as a Markdown table (also printed by the command)."""
+    lines = ["| | mean ms | p50 ms | p95 ms | p99 ms | first token ms | accuracy | LLM calls/req |",
+             "|---|---|---|---|---|---|---|---|"]
+    for v in ("baseline", "create_agent", "optimized"):
+        r = s[v]
+        lines.append(f"| {v} | {_fmt(r['mean_ms'])} | {_fmt(r['p50_ms'])} | {_fmt(r['p95_ms'])} | {_fmt(r['p99_ms'])}"
+                     f" | {_fmt(r['ttft_ms'])} | {r['accuracy']:.1%} | {r['llm_calls_per_request']:.2f} |")
+    lines.append(f"\nspeedup vs the plain agent: mean {_fmt(s['speedup_mean'], 1)}x, p95 {_fmt(s['speedup_p95'], 1)}x")
+    lines.append(f"routes (optimized): {s['routes']}; FAQ precision {_fmt(s['faq']['precision'], 3)}, "
+                 f"recall {_fmt(s['faq']['recall'], 3)}; cache hit rate {s['cache']['hit_rate']:.1%}, "
+                 f"false hits {s['cache']['false_hits']}; prefetched results used {s['prefetch']['used']}")
+    lines.append("\n| ablation (switched off) | mean ms | slowdown | accuracy |\n|---|---|---|---|")
+    ref = s["ablation_reference"]
+    lines.append(f"| (none: optimized) | {_fmt(ref['mean_ms'])} | 1.00x | {ref['accuracy']:.1%} |")
+    for name, a in s["ablation"].items():
+        lines.append(f"| {name} | {_fmt(a['mean_ms'])} | {_fmt(a['slowdown'], 2)}x | {a['accuracy']:.1%} |")
+    p = s["probes"]
+    lines.append(f"\nFAQ route p95 {_fmt(s['faq_route_p95_ms'], 1)} ms; "
+                 f"cache hit p95 {_fmt(s['cache']['hit_ms_p95'], 1)} ms;"
+                 f" two-tool stage / slower tool {_fmt(p['stage_over_slower_tool'], 2)}; warm/cold prefix TTFT "
+                 f"{_fmt(p['warm_ttft_ms'])}/{_fmt(p['cold_ttft_ms'])} ms = {_fmt(p['warm_over_cold'], 2)}; "
+                 f"vLLM prefix-cache hit rate {_fmt(s['baseline'].get('prefix_cache_hit_rate', math.nan), 3)}")
+    lines.append("\n| load | sessions | requests | throughput req/s | p95 ms | errors |\n|---|---|---|---|---|---|")
+    for v, ld in s["load"].items():
+        lines.append(f"| {v} | {ld['sessions']} | {ld['requests']} | {ld['throughput_rps']:.2f} | {_fmt(ld['p95_ms'])}"
+                     f" | {ld['errors']} |")
+    return "\n".join(lines)
+
+
+def write_all(result: dict[str, Any], out: Path) -> None:
+    """Latency CDF, per-node breakdown, ablation and load plots."""
+    rows, s = result["rows"], result["summary"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for v, color in COLORS.items():
+        xs = sorted(r["total_ms"] / 1000 for r in rows if r["variant"] == v)
+        ax.step(xs, [(i + 1) / len(xs) for i in range(len(xs))], where="post", label=v, color=color)
+    ax.set(xscale="log", xlabel="end-to-end latency (s, log)", ylabel="share of requests", title="Latency CDF")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "latency_cdf.png", dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, v in enumerate(("baseline", "optimized")):
+        vr = [r for r in rows if r["variant"] == v]
+        nodes: dict[str, float] = {}
+        for r in vr:
+            for k, ms in (r["timings_ms"] or {}).items():
+                nodes[k] = nodes.get(k, 0.0) + ms / len(vr)
+        left = 0.0
+        for k, ms in sorted(nodes.items(), key=lambda x: -x[1]):
+            ax.barh(i, ms / 1000, left=left, label=f"{v}: {k}")
+            if ms > 150:
+                ax.text(left + ms / 2000, i, k, ha="center", va="center", fontsize=7)
+            left += ms / 1000
+    ax.set(yticks=[0, 1], yticklabels=["baseline", "optimized"], xlabel="mean seconds per request",
+           title="Where the time goes (per node)")
+    fig.tight_layout()
+    fig.savefig(out / "node_breakdown.png", dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    names = ["optimized", *s["ablation"]]
+    vals = [s["ablation_reference"]["mean_ms"] / 1000] + [a["mean_ms"] / 1000 for a in s["ablation"].values()]
+    ax.bar(names, vals, color=["#27ae60"] + ["#7f8c8d"] * (len(names) - 1))
+    ax.set(ylabel="mean latency (s)", title="Ablation: each technique switched off")
+    ax.tick_params(axis="x", rotation=35)
+    fig.tight_layout()
+    fig.savefig(out / "ablation.png", dpi=120)
+    plt.close(fig)
+
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.5))
+    load = s["load"]
+    axes[0].bar(list(load), [x["throughput_rps"] for x in load.values()], color=[COLORS[v] for v in load])
+    axes[0].set(title="Throughput under load", ylabel="requests / s")
+    axes[1].bar(list(load), [x["p95_ms"] / 1000 for x in load.values()], color=[COLORS[v] for v in load])
+    axes[1].set(title="p95 latency under load", ylabel="s")
+    fig.tight_layout()
+    fig.savefig(out / "load.png", dpi=120)
+    plt.close(fig)

@@ -1,0 +1,214 @@
+"""`python -m app bench`: the optimized graph against the plain agent and `create_agent`, interleaved
+on the same workload, then an ablation of each technique, a load test and focused probes.
+
+Writes results.json (per-request rows and a summary) and PNG plots to --out, prints a table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from tqdm import tqdm
+
+from app import services
+from app.ask import run_turn
+from app.bench import metrics, plots, probes
+from app.bench.workload import TODAY, Item, load, quick
+from app.runtime import build_deps
+from app.settings import get_settings
+from graph.baseline import build_plain_agent, run_create_agent
+from graph.context import Context
+from graph.graph import build_graph
+from tools.cache import ToolCache
+
+log = logging.getLogger(__name__)
+SHORTCUTS = ["faq_enabled", "templates_enabled", "parallel_enabled", "cache_enabled", "prefetch_enabled",
+             "pruning_enabled"]
+ABLATIONS: dict[str, dict[str, bool]] = {f"no_{k.removesuffix('_enabled')}": {k: False} for k in SHORTCUTS}
+ABLATIONS["all_off"] = dict.fromkeys(SHORTCUTS, False)
+
+
+class Runner:
+    """Runs one item through one variant and scores it; each variant has its own cache namespace."""
+
+    def __init__(self, deps: Any, run_id: str) -> None:
+        self.deps = deps
+        self.run_id = run_id
+        self.graphs: dict[str, Any] = {}
+        self.histories: dict[str, list] = {}
+
+    def _deps_for(self, variant: str) -> Any:
+        return replace(self.deps, cache=ToolCache(self.deps.redis, namespace=f"bench:{self.run_id}:{variant}:"))
+
+    def graph(self, variant: str) -> Any:
+        """The compiled graph of a variant (plain agent or optimized), built once."""
+        if variant not in self.graphs:
+            deps = self._deps_for(variant)
+            build = build_plain_agent if variant == "baseline" else build_graph
+            self.graphs[variant] = build(deps, checkpointer=InMemorySaver())
+        return self.graphs[variant]
+
+    async def run(self, variant: str, item: Item, options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One scored row."""
+        ctx = Context(today=TODAY.isoformat(), **(options or {}))
+        thread = f"{self.run_id}-{variant}-{item.session}"
+        if variant == "create_agent":
+            history = self.histories.setdefault(thread, [])
+            ttft: list[float] = []
+            t0 = time.perf_counter()
+            try:
+                out = await run_create_agent(self.deps, item.q, item.user, history, ctx,
+                                             lambda _t: ttft.append((time.perf_counter() - t0) * 1000))
+                err = None
+            except Exception as exc:  # noqa: BLE001 - a failed baseline request is a wrong answer, not a crash
+                out = {"answer": "", "tools": [], "llm_calls": 0, "total_ms": (time.perf_counter() - t0) * 1000}
+                err = str(exc)
+            history += [HumanMessage(item.q), AIMessage(out["answer"])]
+            row = {"answer": out["answer"], "route": None, "tools": [{"name": n} for n in out["tools"]],
+                   "llm_calls": out["llm_calls"], "total_ms": out["total_ms"], "ttft_ms": ttft[0] if ttft else None,
+                   "timings_ms": {}, "error": err}
+        else:
+            row = await run_turn(self.graph(variant), item.q, item.user, thread, ctx)
+            if variant == "baseline":
+                row["route"] = None
+        scored = metrics.score_row(row["answer"], row["route"], item.facts, item.forbidden,
+                                   item.expect_routes if row["route"] is not None else None)
+        return {"variant": variant, "id": item.id, "kind": item.kind, "user": item.user, "q": item.q,
+                "expect_routes": item.expect_routes, **{k: row.get(k) for k in (
+                    "answer", "route", "tools", "llm_calls", "total_ms", "ttft_ms", "timings_ms", "error")}, **scored}
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Latency, time to first token, accuracy and LLM calls of one variant's rows."""
+    lat = metrics.latency_summary([r["total_ms"] for r in rows])
+    ttft = [r["ttft_ms"] for r in rows if r.get("ttft_ms") is not None]
+    return {**lat, "ttft_ms": metrics.percentile(ttft, 50), "accuracy": sum(r["correct"] for r in rows) / len(rows),
+            "llm_calls_per_request": sum(r["llm_calls"] or 0 for r in rows) / len(rows),
+            "errors": sum(1 for r in rows if r.get("error"))}
+
+
+async def load_test(runner: Runner, variant: str, items: list[Item], sessions: int, per_session: int) -> dict[str, Any]:
+    """N concurrent sessions, each asking its questions in turn; throughput and p95 under load."""
+    work = [items[(s * per_session + i) % len(items)] for s in range(sessions) for i in range(per_session)]
+    groups = [[replace(it, session=f"load{s}-{it.session}") for it in work[s * per_session:(s + 1) * per_session]]
+              for s in range(sessions)]
+    t0 = time.perf_counter()
+
+    async def session(group: list[Item]) -> list[dict[str, Any]]:
+        return [await runner.run(variant, it) for it in group]
+
+    done = [r for g in await asyncio.gather(*(session(g) for g in groups)) for r in g]
+    wall = time.perf_counter() - t0
+    lat = [r["total_ms"] for r in done]
+    return {"sessions": sessions, "requests": len(done), "throughput_rps": len(done) / wall,
+            "p95_ms": metrics.percentile(lat, 95), "mean_ms": sum(lat) / len(lat),
+            "errors": sum(1 for r in done if r.get("error")), "accuracy": sum(r["correct"] for r in done) / len(done)}
+
+
+async def main(quick: bool = False, out: str = "bench-results", load_sessions: int = 8) -> int:  # noqa: C901
+    """Run everything and write the results."""
+    settings = get_settings()
+    services.up(settings)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    all_items = load()
+    items = quick_items(all_items) if quick else all_items
+    abl_items = items[::2] if not quick else [i for i in items if i.session != "long01"] + items[:3]
+    deps = await build_deps(settings)
+    runner = Runner(deps, run_id=str(int(time.time())))
+    variants = ["baseline", "create_agent", "optimized"]
+    rows: list[dict[str, Any]] = []
+    before = probes.vllm_counters(settings.llm_url)
+    bar = tqdm(total=len(items) * len(variants) + len(abl_items) * (len(ABLATIONS) + 1), desc="bench", unit="req")
+    for i, item in enumerate(items):  # interleaved: machine drift hits every variant alike
+        for variant in variants[i % 3:] + variants[:i % 3]:
+            rows.append(await runner.run(variant, item))
+            bar.update()
+    after = probes.vllm_counters(settings.llm_url)
+    summary: dict[str, Any] = {v: summarize([r for r in rows if r["variant"] == v]) for v in variants}
+    opt_rows = [r for r in rows if r["variant"] == "optimized"]
+    summary["baseline"]["prefix_cache_hit_rate"] = probes.prefix_hit_rate(before, after)
+    summary["speedup_mean"] = metrics.ratio(summary["baseline"]["mean_ms"], summary["optimized"]["mean_ms"])
+    summary["speedup_p95"] = metrics.ratio(summary["baseline"]["p95_ms"], summary["optimized"]["p95_ms"])
+    summary["routes"] = {k: sum(1 for r in opt_rows if r["route"] == k) for k in ("faq", "template", "llm", "refused")}
+    summary["faq"] = metrics.faq_precision_recall(opt_rows)
+    tool_rows = [t for r in opt_rows for t in r["tools"] or []]
+    summary["cache"] = {"hit_rate": sum(t["cache"] == "hit" for t in tool_rows) / len(tool_rows) if tool_rows else 0,
+                        "hit_ms_p95": metrics.percentile([t["ms"] for t in tool_rows if t["cache"] == "hit"], 95),
+                        "false_hits": sum(1 for r in opt_rows if any(t["cache"] == "hit" for t in r["tools"] or [])
+                                          and not r["clean"])}
+    summary["prefetch"] = {"used": sum(t["cache"] == "prefetch" for t in tool_rows)}
+    summary["faq_route_p95_ms"] = metrics.percentile([r["total_ms"] for r in opt_rows if r["route"] == "faq"], 95)
+    summary["by_kind"] = {k: {v: summarize([r for r in rows if r["variant"] == v and r["kind"] == k])
+                              for v in variants} for k in sorted({r["kind"] for r in rows})}
+
+    # Ablation: each technique off in turn, interleaved per item, each with its own (cold) cache.
+    abl_rows: list[dict[str, Any]] = []
+    names = ["optimized", *ABLATIONS]
+    for i, item in enumerate(abl_items):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            row = await runner.run(f"abl_{name}", item, ABLATIONS.get(name))
+            abl_rows.append({**row, "variant": name})
+            bar.update()
+    bar.close()
+    ref = summarize([r for r in abl_rows if r["variant"] == "optimized"])
+    summary["ablation_reference"] = ref
+    summary["ablation"] = {}
+    for name in ABLATIONS:
+        s = summarize([r for r in abl_rows if r["variant"] == name])
+        summary["ablation"][name] = {**s, "slowdown": metrics.ratio(s["mean_ms"], ref["mean_ms"])}
+    if settings.local_vllm and not quick:
+        summary["ablation"]["no_speculative"] = await speculative_ablation(settings, runner, abl_items, ref)
+
+    # Probes and load.
+    summary["probes"] = {**probes.prefix_ttft(settings.llm_url, settings.vllm_model),
+                         **await probes.fan_out(deps)}
+    per_session = 2 if quick else 3
+    load_items = [i for i in all_items if i.session.startswith("s")]
+    summary["load"] = {v: await load_test(runner, v, load_items, load_sessions if not quick else 4, per_session)
+                       for v in ("baseline", "optimized")}
+    result = {"summary": summary, "rows": rows, "ablation_rows": abl_rows,
+              "config": {"quick": quick, "items": len(items), "ablation_items": len(abl_items),
+                         "context": asdict(Context(today=TODAY.isoformat())), "model": settings.vllm_model,
+                         "llm_url": settings.llm_url}}
+    (out_dir / "results.json").write_text(json.dumps(result, indent=2, default=_json_default))
+    plots.write_all(result, out_dir)
+    print(plots.table(summary))
+    print(f"\nresults: {out_dir / 'results.json'}; plots: {', '.join(p.name for p in sorted(out_dir.glob('*.png')))}")
+    await deps.tools.aclose()
+    await deps.redis.aclose()
+    return 0
+
+
+def quick_items(items: list[Item]) -> list[Item]:
+    """The --quick slice (every kind of item, one long session)."""
+    return quick(items)
+
+
+async def speculative_ablation(settings: Any, runner: Runner, items: list[Item], ref: dict[str, Any]) -> dict[str, Any]:
+    """Restart the local vLLM without n-gram speculative decoding, rerun, restore."""
+    plain = settings.model_copy(update={"vllm_speculative": False})
+    try:
+        services.stop(settings, "vllm")
+        services.start_vllm(plain)
+        rows = [await runner.run("abl_no_speculative", it) for it in items]
+    finally:
+        services.stop(plain, "vllm")
+        services.start_vllm(settings)
+    s = summarize(rows)
+    return {**s, "slowdown": metrics.ratio(s["mean_ms"], ref["mean_ms"])}
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, float) and math.isnan(o):
+        return None
+    return str(o)

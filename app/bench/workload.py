@@ -1,0 +1,230 @@
+"""A seeded, labelled workload following the reference mix.
+
+About 38% FAQ-style questions (held-out or reworded paraphrases, never the indexed text verbatim),
+single- and multi-tool questions, about 27% of requests inside long sessions (more than 10 turns,
+with follow-ups), repeated and similar questions, and near misses that must not take the FAQ
+shortcut. Every item carries the routes it may take and the facts its answer must contain, computed
+from the demo backend's own data (and the figures it must not contain: another employee's, another
+city's).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+import yaml
+
+from app.settings import ROOT
+from tools.demo_backend import db
+from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
+
+TODAY = date(2026, 11, 29)
+TOMORROW = TODAY + timedelta(days=1)
+WORKLOAD = ROOT / "data" / "bench" / "workload.jsonl"
+ANY = ["faq", "template", "llm"]
+CITIES = ["Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon", "Vienna", "Dublin"]
+MONTHS = ["2026-03", "2026-06", "2026-08", "2026-09", "2026-10"]
+KB_QUESTIONS = [  # policy look-ups with a fact their answer must contain
+    ("What is the policy on public holidays in Spain?", ["Epiphany"]),
+    ("What is the hotel limit in Paris?", ["200"]),
+    ("Which VPN client must I use off-site?", ["BrightConnect"]),
+    ("What are the public holidays in Ireland?", ["Patrick"]),
+    ("How much is the referral bonus?", ["1,000"]),
+]
+
+
+@dataclass
+class Item:
+    """One request of the workload and its labels."""
+
+    id: str
+    session: str
+    turn: int
+    user: str
+    q: str
+    kind: str
+    expect_routes: list[str]
+    facts: list[str] = field(default_factory=list)
+    forbidden: list[str] = field(default_factory=list)
+
+
+class Facts:
+    """Expected figures straight from the demo backend's data."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.con = db.connect(tmp)
+
+    def row(self, table: str, emp: str, month: str | None = None) -> dict:
+        """One employee's row of a table (for a month where the table has one)."""
+        sql = f"SELECT * FROM {table} WHERE employee = ?" + (" AND month = ?" if month else "")
+        return dict(self.con.execute(sql, (emp, month) if month else (emp,)).fetchone())
+
+    def net(self, emp: str, month: str) -> str:
+        """Net pay as the template writes it."""
+        return f"{self.row('salary', emp, month)['net']:,.2f}"
+
+    def remaining(self, emp: str) -> str:
+        """Annual leave days left."""
+        r = self.row("leave", emp)
+        return str(r["annual_entitled"] + r["carried_over"] - r["annual_taken"] - r["annual_pending"])
+
+
+def _month_name(month: str) -> str:
+    y, m = map(int, month.split("-"))
+    return date(y, m, 1).strftime("%B")
+
+
+def _answer_facts(answer: str) -> list[str]:
+    """Figures and names an FAQ answer must carry."""
+    facts = re.findall(r"\d+(?:[.,:]\d+)?", answer)
+    facts += [w for w in ("MyHR", "SpendWise", "BrightConnect", "4357") if w in answer and w not in facts]
+    facts += re.findall(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+                        r"December|Monday|Friday|Sunday)\b", answer)
+    if not facts:
+        words = sorted(set(re.findall(r"[A-Za-z]{8,}", answer)), key=len, reverse=True)
+        facts = words[:1]
+    return list(dict.fromkeys(facts))[:3]
+
+
+def generate(seed: int = 7) -> list[Item]:
+    """The full workload (deterministic for a seed)."""
+    rng = random.Random(seed)
+    facts = Facts(ROOT / ".run" / "bench-facts.sqlite")
+    faq = yaml.safe_load((ROOT / "data" / "faq.yaml").read_text())
+    dev = yaml.safe_load((ROOT / "data" / "faq_dev.yaml").read_text())
+    by_id = {e["id"]: e for e in faq}
+    items: list[Item] = []
+    users = [f"E{1001 + i}" for i in range(20)]
+
+    def add(session: str, user: str, q: str, kind: str, routes: list[str], f: list[str] | None = None,
+            bad: list[str] | None = None) -> None:
+        turn = sum(1 for it in items if it.session == session)
+        items.append(Item(f"{session}.{turn}", session, turn, user, q, kind, routes, f or [], bad or []))
+
+    def faq_item(session: str, user: str) -> None:
+        d = rng.choice([x for x in dev if x["kind"] == "paraphrase"])
+        entry = by_id[d["faq"]]
+        q = d["q"] if rng.random() < 0.6 else rng.choice(["hi, ", "quick question: ", ""]) + \
+            rng.choice(entry["paraphrases"]).rstrip("?").lower() + "?"
+        add(session, user, q, "faq", ["faq"], _answer_facts(entry["answer"]))
+
+    def salary_item(session: str, user: str, other: str) -> None:
+        month = rng.choice(MONTHS)
+        add(session, user, rng.choice(["What was my salary in {m}?", "Show me my payslip for {m} 2026",
+                                       "How much net pay did I get in {m}?"]).format(m=_month_name(month)),
+            "tool", ["template"], [facts.net(user, month)], [facts.net(other, month)])
+
+    def weather_item(session: str, user: str, clothing: bool) -> None:
+        city, other = rng.sample(CITIES, 2)
+        w, wo = weather_for(city, TOMORROW), weather_for(other, TOMORROW)
+        if clothing:
+            q = rng.choice(["What should I wear in {c} tomorrow?", "Do I need a coat in {c} tomorrow?"]).format(c=city)
+            f = [str(w["temperature_c"]), clothing_for(w["temperature_c"], w["condition"])["items"][0].split()[-1]]
+            kind = "multi_tool"
+        else:
+            q = rng.choice(["What's the weather in {c} tomorrow?", "Forecast for {c} tomorrow?"]).format(c=city)
+            f, kind = [str(w["temperature_c"])], "tool"
+        add(session, user, q, kind, ["template"], f, [] if wo["temperature_c"] == w["temperature_c"] else
+            [f"{wo['temperature_c']}°C"])
+
+    def other_tool_item(session: str, user: str, other: str) -> None:
+        choice = rng.choice(["leave", "attendance", "policy"])
+        if choice == "leave":
+            add(session, user, rng.choice(["How many leave days do I have left?", "What's my leave balance?"]),
+                "tool", ["template"], [f"have {facts.remaining(user)} days"])
+        elif choice == "attendance":
+            month = rng.choice(MONTHS)
+            a = facts.row("attendance", user, month)
+            add(session, user, f"What was my attendance in {_month_name(month)}?", "tool", ["template"],
+                [f"{a['present_days']} of {a['working_days']}"])
+        else:
+            kind = rng.choice(["maternity", "paternity", "bereavement", "unpaid", "study"])
+            num = re.findall(r"\d+", LEAVE_POLICIES[kind]["entitlement"])[0]
+            add(session, user, f"What are the rules for {kind} leave?", "tool", ANY, [num])
+
+    n_sessions = 0
+
+    def session_id(prefix: str) -> str:
+        nonlocal n_sessions
+        n_sessions += 1
+        return f"{prefix}{n_sessions:02d}"
+
+    # Long sessions (> 10 turns) with follow-ups.
+    for _ in range(2):
+        s, user = session_id("long"), rng.choice(users)
+        other = rng.choice([u for u in users if u != user])
+        faq_item(s, user)
+        salary_item(s, user, other)
+        add(s, user, "and last month?", "followup", ["template"], [facts.net(user, "2026-10")])
+        weather_item(s, user, False)
+        city = rng.choice([c for c in CITIES if c not in items[-1].q])
+        add(s, user, f"what about {city}?", "followup", ["template"],
+            [str(weather_for(city, TOMORROW)["temperature_c"])])  # the date carries over from the last turn
+        other_tool_item(s, user, other)
+        faq_item(s, user)
+        q, f = rng.choice(KB_QUESTIONS)
+        add(s, user, q, "kb", ANY, f)
+        weather_item(s, user, True)
+        faq_item(s, user)
+        faq_item(s, user)
+    # Short sessions: FAQ, single and multi tool, compound, knowledge base, near misses.
+    for _ in range(14):
+        faq_item(session_id("s"), rng.choice(users))
+    for _ in range(5):
+        u = rng.choice(users)
+        salary_item(session_id("s"), u, rng.choice([x for x in users if x != u]))
+    for _ in range(4):
+        weather_item(session_id("s"), rng.choice(users), rng.random() < 0.5)
+    for _ in range(4):
+        u = rng.choice(users)
+        other_tool_item(session_id("s"), u, rng.choice([x for x in users if x != u]))
+    for q, f in KB_QUESTIONS[:3]:
+        add(session_id("s"), rng.choice(users), q, "kb", ANY, f)
+    for _ in range(3):
+        u, city = rng.choice(users), rng.choice(CITIES)
+        add(session_id("s"), u, f"How many leave days do I have left and what's the weather in {city} tomorrow?",
+            "compound", ["llm", "template"], [facts.remaining(u), str(weather_for(city, TOMORROW)["temperature_c"])])
+    for d in rng.sample([x for x in dev if x["kind"] == "near_miss"], 6):
+        add(session_id("s"), rng.choice(users), d["q"], "near_miss", ["template", "llm", "refused"])
+    # Repeated and similar traffic: the same questions again from other employees.
+    pool = [i for i in items if i.kind in ("faq", "tool", "multi_tool") and i.session.startswith("s")]
+    for it in rng.sample(pool, 6):
+        personal = bool(re.search(r"\b(my|I)\b", it.q)) and it.kind != "faq"
+        # Personal questions come back from the same employee; shared ones from someone else.
+        add(session_id("r"), it.user if personal else rng.choice(users), it.q, "repeat", it.expect_routes,
+            it.facts, it.forbidden)
+    return items
+
+
+def quick(items: list[Item]) -> list[Item]:
+    """A small slice that still covers every kind: one long session plus one item of each other kind."""
+    long_session = [i for i in items if i.session == "long01"]
+    picked, seen = [], set()
+    for it in items:
+        if not it.session.startswith("long") and it.kind not in seen and it.turn == 0:
+            picked.append(it)
+            seen.add(it.kind)
+    return long_session + picked
+
+
+def save(items: list[Item], path: Path = WORKLOAD) -> None:
+    """Store the workload (one JSON object per line)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(asdict(i)) + "\n" for i in items))
+
+
+def load(path: Path = WORKLOAD) -> list[Item]:
+    """Read the stored workload, generating it first when missing."""
+    if not path.exists():
+        save(generate())
+    return [Item(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+
+
+if __name__ == "__main__":
+    save(generate())
+    print(f"wrote {WORKLOAD}")

@@ -1,0 +1,48 @@
+import math
+
+from app.bench.metrics import faq_precision_recall, has_fact, latency_summary, numbers, percentile, score_row
+
+
+def test_percentiles_interpolate_like_numpy():
+    xs = [10, 20, 30, 40, 50]
+    assert percentile(xs, 50) == 30
+    assert percentile(xs, 95) == 48
+    assert percentile([7], 99) == 7
+    assert math.isnan(percentile([], 50))
+
+
+def test_latency_summary():
+    s = latency_summary([100.0, 200.0, 300.0, 400.0])
+    assert s["mean_ms"] == 250 and s["p50_ms"] == 250 and s["n"] == 4
+
+
+def test_numbers_ignore_thousands_separators():
+    assert numbers("net pay EUR 1,910.30 and 12 days") == {1910.3, 12.0}
+
+
+def test_fact_matching_by_value_and_words():
+    assert has_fact("Your net pay was EUR 1910.3.", "1,910.30")
+    assert not has_fact("Your net pay was EUR 1,910.31.", "1,910.30")
+    assert has_fact("You have 15 days of annual leave left", "have 15 days")
+    assert has_fact("Use BRIGHTCONNECT off-site", "BrightConnect")
+    assert not has_fact("present 19 of 21", "20 of 21")
+
+
+def test_scoring_needs_facts_no_forbidden_and_the_right_route():
+    ok = score_row("Net pay EUR 2,765.23.", "template", ["2,765.23"], ["2,232.11"], ["template"])
+    assert ok["correct"]
+    leak = score_row("Net pay EUR 2,765.23, colleague 2,232.11", "template", ["2,765.23"], ["2,232.11"], ["template"])
+    assert not leak["correct"] and not leak["clean"]
+    wrong_route = score_row("The 25th.", "faq", [], [], ["template", "llm"])
+    assert wrong_route["route_ok"] is False and not wrong_route["correct"]
+    baseline = score_row("The 25th.", None, ["25"], [], ["faq"])  # baselines have no route to check
+    assert baseline["route_ok"] is None and baseline["correct"]
+
+
+def test_faq_precision_and_recall():
+    rows = [{"route": "faq", "expect_routes": ["faq"], "facts_ok": True},
+            {"route": "faq", "expect_routes": ["template", "llm"], "facts_ok": False},
+            {"route": "template", "expect_routes": ["faq"], "facts_ok": True},
+            {"route": "llm", "expect_routes": ["llm"], "facts_ok": True}]
+    pr = faq_precision_recall(rows)
+    assert pr["precision"] == 0.5 and pr["recall"] == 0.5 and pr["shortcuts"] == 2
