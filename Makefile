@@ -18,12 +18,15 @@ ifeq ($(strip $(VLLM_BASE_URL)),)
 LLM_SETUP := $(VLLM_VENV)/.installed $(MODEL_DIR)/config.json
 endif
 
+# The browser test drives Debian's chromium (Playwright never downloads a browser here).
+CHROMIUM := /usr/bin/chromium
+
 .PHONY: help setup up down status run test test-unit test-integration bench calibrate lint clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
 
-setup: $(VENV)/.installed $(LLM_SETUP) ## install the app venv (.venv), vLLM's own venv and the model
+setup: $(VENV)/.installed $(LLM_SETUP) $(CHROMIUM) ## install the app venv (.venv), vLLM's own venv, the model, chromium
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -38,6 +41,9 @@ $(VLLM_VENV)/.installed:
 	# PyPI's torchvision breaks transformers' imports beside the CPU torch; serving needs none of these.
 	$(VLLM_VENV)/bin/$(PIP) uninstall -y torchvision torchaudio torchcodec || true
 	touch $@
+
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
 $(MODEL_DIR)/config.json: $(VENV)/.installed
 	$(APP) app/model_prep.py $(CACHE_DIR) $(MODEL_DIR)

@@ -59,7 +59,7 @@ def build_plain_agent(deps: Deps, checkpointer: Any = None):
         question = str(state["messages"][-1].content)
         raw = await llm.plan_tools(deps.llm, planner_messages(profile, today_of(ctx).isoformat(),
                                                               history_of(state["messages"]), question),
-                                   ctx.plan_max_tokens)
+                                   ctx.plan_max_tokens, with_args=True)
         calls: list[ToolCall] = []
         for i, c in enumerate(raw[:4]):
             name = c.get("tool") if isinstance(c, dict) else None
@@ -107,8 +107,8 @@ def build_plain_agent(deps: Deps, checkpointer: Any = None):
 async def run_create_agent(deps: Deps, question: str, user: str, history: list[AnyMessage],
                            ctx: Context, on_delta: Any = None) -> dict[str, Any]:
     """One turn through LangChain's `create_agent` with the same tools (bound to the caller)."""
-    agent = create_agent(deps.llm.bind(max_tokens=ctx.answer_max_tokens), tools=make_tools(deps.tools, user),
-                         system_prompt=ANSWER_SYSTEM)
+    model = deps.llm.model_copy(update={"max_tokens": ctx.answer_max_tokens})  # bind() is lost by bind_tools
+    agent = create_agent(model, tools=make_tools(deps.tools, user), system_prompt=ANSWER_SYSTEM)
     t0 = time.perf_counter()
     text, tools_called, llm_calls = "", [], 0
     async for mode, chunk in agent.astream({"messages": [*history, HumanMessage(question)]},

@@ -6,6 +6,7 @@ holds per-request or per-user state, so replicas can run side by side.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from dataclasses import dataclass
@@ -39,12 +40,22 @@ class Deps:
     def __post_init__(self) -> None:
         # Memoize embeddings by text (bounded): FAQ match, kb cache and kb search share one.
         self._embed = lru_cache(maxsize=2048)(self.embedder.embed_one)
+        self._batch_memo: dict[str, np.ndarray] = {}
 
     async def embed(self, text: str) -> np.ndarray:
         """Embedding of a text, computed once per process for repeated texts."""
-        import asyncio
-
         return await asyncio.to_thread(self._embed, text)
+
+    async def embed_many(self, texts: list[str]) -> np.ndarray:
+        """Embeddings of many texts: memoized ones reused, the rest computed in one batch."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._batch_memo]
+        if missing:
+            vecs = await asyncio.to_thread(self.embedder.embed, missing)
+            for t, v in zip(missing, vecs, strict=True):
+                self._batch_memo[t] = v
+            while len(self._batch_memo) > 4096:  # bounded: drop the oldest
+                self._batch_memo.pop(next(iter(self._batch_memo)))
+        return np.stack([self._batch_memo[t] for t in texts])
 
     async def profile(self, user: str) -> dict[str, Any] | None:
         """The caller's profile (pinned facts), cached in Redis for a day."""

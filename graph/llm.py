@@ -21,7 +21,7 @@ from graph.state import ToolCall, ToolResult
 from tools.registry import TOOLS
 
 log = logging.getLogger(__name__)
-PLAN_SCHEMA = plan_schema()
+PLAN_SCHEMAS = {True: plan_schema(with_args=True), False: plan_schema(with_args=False)}
 
 
 class LLMUnavailable(RuntimeError):
@@ -61,9 +61,11 @@ def repair_plan(raw_calls: list[dict[str, Any]], slots: dict[str, Any], user: st
     return plan
 
 
-async def plan_tools(llm: BaseChatModel, messages: list[AnyMessage], max_tokens: int) -> list[dict[str, Any]]:
+async def plan_tools(llm: BaseChatModel, messages: list[AnyMessage], max_tokens: int,
+                     with_args: bool = True) -> list[dict[str, Any]]:
     """Ask the model for a JSON tool plan; malformed output yields an empty plan, never a crash."""
-    bound = llm.bind(max_tokens=max_tokens, extra_body={"structured_outputs": {"json": PLAN_SCHEMA}})
+    schema = PLAN_SCHEMAS[with_args]
+    bound = llm.bind(max_tokens=max_tokens, extra_body={"structured_outputs": {"json": schema}})
     try:
         msg = await bound.with_config(tags=["nostream"], run_name="plan_llm").ainvoke(messages)
     except Exception as exc:  # noqa: BLE001 - any transport failure means the LLM is unavailable

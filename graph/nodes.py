@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import re
 import time
@@ -168,7 +167,7 @@ class Nodes:
             question += "\n\nEarlier tool results:\n" + llm.results_text(state["results"])
         messages = planner_messages(state["profile"], today_of(ctx).isoformat(), history, question)
         try:
-            raw = await llm.plan_tools(self.deps.llm, messages, ctx.plan_max_tokens)
+            raw = await llm.plan_tools(self.deps.llm, messages, ctx.plan_max_tokens, ctx.plan_arguments)
         except llm.LLMUnavailable as exc:
             self._cancel_prefetch(state)
             return {"error": str(exc), "llm_calls": state.get("llm_calls", 0) + 1}
@@ -204,7 +203,9 @@ class Nodes:
             answer = state["error"]
         elif state["route"] == "template" or (ctx.templates_enabled and state["route"] == "llm"):
             answer = self._templated(state, results)
-            if answer is None and ctx.templates_enabled and all(r["name"] == "kb_search" for r in results):
+            unknown = state["route"] == "llm" and not state.get("intent")
+            if answer is None and ctx.templates_enabled and (unknown or all(r["name"] == "kb_search" for r in results)):
+                # A sure handbook answer beats whatever else a small model planned for an unknown question.
                 answer = await self._extract(state, results, ctx)
         if answer is not None:
             emit_chunked(answer)
@@ -271,7 +272,7 @@ class Nodes:
         if not pairs:
             return None
         qvec = await self.deps.embed(state["question"])
-        vecs = await asyncio.to_thread(self.deps.embedder.embed, [s for _, s in pairs])
+        vecs = await self.deps.embed_many([s for _, s in pairs])
         answer, _ = extract.extract(state["question"], qvec, vecs, pairs, ctx.kb_answer_threshold)
         return answer
 

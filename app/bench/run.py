@@ -122,7 +122,7 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     out_dir.mkdir(parents=True, exist_ok=True)
     all_items = load()
     items = quick_items(all_items) if quick else all_items
-    abl_items = items[::2] if not quick else [i for i in items if i.session != "long01"] + items[:3]
+    abl_items = items[::2] if not quick else [i for i in items if i.session != "long01"][:6]
     deps = await build_deps(settings)
     runner = Runner(deps, run_id=str(int(time.time())))
     variants = ["baseline", "create_agent", "optimized"]

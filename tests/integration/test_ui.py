@@ -1,0 +1,74 @@
+"""The Gradio chat in a real browser: tokens arrive before the answer is complete, steps are shown."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import sync_playwright
+
+from app.settings import ROOT
+
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PORT = 17860
+
+
+@pytest.fixture(scope="module")
+def chat_url(running):
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    log = open(ROOT / ".run" / "logs" / "ui-test.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "app", "ui", "--port", str(PORT)], cwd=ROOT, env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{PORT}/"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert proc.poll() is None, "the chat UI exited; see .run/logs/ui-test.log"
+        time.sleep(0.5)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+def _ask(page, question):
+    page.locator("#question textarea").fill(question)
+    page.locator("#question textarea").press("Enter")
+
+
+def test_chat_streams_the_answer_and_shows_the_steps(chat_url):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.goto(chat_url)
+        page.wait_for_selector("#question textarea", timeout=60_000)
+        _ask(page, "Tell me something cheerful about Mondays.")
+        bots = page.locator("#chat .bot, #chat [data-testid='bot']")
+        states: list[str] = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            text = bots.last.inner_text() if bots.count() else ""
+            if text and (not states or text != states[-1]):
+                states.append(text)
+                if len(states) == 3:
+                    page.screenshot(path=str(ARTIFACTS / "chat-mid-stream.png"))
+            if "Path:" in page.locator("#chat").inner_text():
+                break
+            time.sleep(0.05)
+        final = bots.last.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "chat-answered.png"))
+        chat_text = page.locator("#chat").inner_text()
+        browser.close()
+    partial = [s for s in states if s != final and final.startswith(s.strip()[:10])]
+    assert len(partial) >= 2, f"expected the answer to grow in steps, saw {len(states)} states"
+    assert "Path: llm" in chat_text  # the collapsible steps with the route and durations
+    assert Path(ARTIFACTS / "chat-answered.png").stat().st_size > 10_000
