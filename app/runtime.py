@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from langchain_openai import ChatOpenAI
@@ -26,10 +27,11 @@ def make_llm(settings: Settings) -> ChatOpenAI:
 
 async def build_deps(settings: Settings) -> Deps:
     """Clients for every service, and the FAQ indexed in Redis (skipped when already current)."""
-    embedder = load_embedder(settings.embedding_model)
+    # Model loading and file reads are blocking: keep them off the event loop (LangGraph's server checks).
+    embedder = await asyncio.to_thread(load_embedder, settings.embedding_model)
     redis = Redis.from_url(settings.redis, socket_timeout=2, socket_connect_timeout=2,
                            health_check_interval=10, retry_on_timeout=False)
-    faq = FaqIndex(redis, load_faq(FAQ_PATH))
+    faq = FaqIndex(redis, await asyncio.to_thread(load_faq, FAQ_PATH))
     try:
         await faq.ensure(embedder)
     except Exception as exc:  # noqa: BLE001 - without Redis the FAQ shortcut simply steps aside

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ class FaqIndex:
         if current and current.decode() == version and await self.vs.size() == len(items):
             return len(items)
         await self.redis.delete(FAQ_KEY)
-        vecs = embedder.embed([t for _, _, t in items])
+        vecs = await asyncio.to_thread(embedder.embed, [t for _, _, t in items])
         for (fid, i, _), vec in zip(items, vecs, strict=True):
             await self.vs.add(f"{fid}#{i}", vec, {"id": fid})
         await self.redis.set(FAQ_VERSION_KEY, version)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
@@ -58,7 +59,7 @@ async def ensure_index(redis: Redis, embedder: Embedder, docs_dir: Path) -> int:
     if current and current.decode() == version and await vs.size() == len(chunks):
         return len(chunks)
     await redis.delete(KB_KEY)
-    vecs = embedder.embed([f"{c.title}. {c.text}" for c in chunks])
+    vecs = await asyncio.to_thread(embedder.embed, [f"{c.title}. {c.text}" for c in chunks])
     for chunk, vec in zip(chunks, vecs, strict=True):
         await vs.add(chunk.id, vec, {"title": chunk.title, "text": chunk.text})
     await redis.set(KB_VERSION_KEY, version)
