@@ -12,19 +12,35 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from app.observability import record, run_config
 from app.runtime import build_deps
 from app.settings import Settings, get_settings
 from graph.context import Context
 from graph.graph import build_graph
 
 
+def checkpointer(settings: Settings) -> Any:
+    """The conversation store: SQLite under run_dir by default, Postgres when DATABASE_URL says so."""
+    url = settings.database_url or ""
+    if url.startswith(("postgres://", "postgresql://")):
+        try:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        except ImportError as exc:
+            raise SystemExit("DATABASE_URL points at Postgres: install the extra with "
+                             "`.venv/bin/pip install -e '.[postgres]'`") from exc
+        return AsyncPostgresSaver.from_conn_string(url)
+    return AsyncSqliteSaver.from_conn_string(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
+
+
 @asynccontextmanager
 async def open_graph(settings: Settings | None = None):
-    """The compiled graph with the SQLite checkpointer, and its resources closed afterwards."""
+    """The compiled graph with its checkpointer, and its resources closed afterwards."""
     settings = settings or get_settings()
     settings.run_dir.mkdir(parents=True, exist_ok=True)
     deps = await build_deps(settings)
-    async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_db)) as saver:
+    async with checkpointer(settings) as saver:
+        if hasattr(saver, "setup"):
+            await saver.setup()
         try:
             yield build_graph(deps, checkpointer=saver)
         finally:
@@ -33,8 +49,12 @@ async def open_graph(settings: Settings | None = None):
 
 
 async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx: Context,
-                   on_delta: Any = None) -> dict[str, Any]:
-    """One question through the graph, streamed; returns the row `ask --json` prints."""
+                   on_delta: Any = None, on_update: Any = None) -> dict[str, Any]:
+    """One question through the graph, streamed; returns the row `ask --json` prints.
+
+    `on_delta(text)` receives each answer piece as it is produced, `on_update(node, update)` each
+    node's state update (the chat shows them as steps).
+    """
     thread = thread or uuid.uuid4().hex[:12]
     t0 = time.perf_counter()
     ttft = None
@@ -42,12 +62,16 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
     row: dict[str, Any] = {"q": question, "user": user, "thread": thread}
     try:
         async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
-                                               {"configurable": {"thread_id": thread}}, context=ctx,
-                                               stream_mode=["custom", "values"]):
+                                               run_config(thread, user), context=ctx,
+                                               stream_mode=["custom", "updates", "values"]):
             if mode == "custom" and "answer_delta" in chunk:
                 ttft = ttft if ttft is not None else (time.perf_counter() - t0) * 1000
                 if on_delta:
                     on_delta(chunk["answer_delta"])
+            elif mode == "updates" and on_update:
+                for node, update in chunk.items():
+                    if isinstance(update, dict):
+                        on_update(node, update)
             elif mode == "values":
                 final = chunk
     except Exception as exc:  # noqa: BLE001 - one failed question must not stop a batch
@@ -55,7 +79,7 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
                 "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
                 "error": f"Something went wrong while answering ({type(exc).__name__}); please try again."}
     total = (time.perf_counter() - t0) * 1000
-    return {**row, "answer": final.get("answer", ""), "route": final.get("route"),
+    out = {**row, "answer": final.get("answer", ""), "route": final.get("route"),
             "intent": final.get("intent"), "faq": final.get("faq"),
             "tools": [{"name": r["name"], "args": r["args"], "ms": r["ms"], "cache": r["cache"], "ok": r["ok"],
                        "error": r["error"]} for r in final.get("results") or []],
@@ -63,6 +87,8 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
             "timings_ms": {k: round(v, 1) for k, v in (final.get("timings_ms") or {}).items()},
             "total_ms": round(total, 1), "ttft_ms": round(ttft, 1) if ttft is not None else None,
             "error": final.get("error")}
+    record(out)
+    return out
 
 
 async def ask_one(question: str, user: str, thread: str | None, as_json: bool, options: list[str]) -> int:

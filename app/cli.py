@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     ns = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if ns.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from app.observability import setup_otel
+
+    setup_otel()
     sys.exit(ns.fn(ns))
 
 

@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from app.settings import ROOT, Settings
 from graph.deps import Deps
+from graph.llm_gate import LLMGate
 from tools.cache import ToolCache
 from tools.client import ToolClient
 from tools.embeddings import load_embedder
@@ -37,4 +38,5 @@ async def build_deps(settings: Settings) -> Deps:
     except Exception as exc:  # noqa: BLE001 - without Redis the FAQ shortcut simply steps aside
         log.warning("FAQ index not available (%s); the FAQ shortcut will step aside", exc)
     return Deps(embedder=embedder, redis=redis, faq=faq, cache=ToolCache(redis),
-                tools=ToolClient(settings.backend), llm=make_llm(settings))
+                tools=ToolClient(settings.backend), llm=make_llm(settings),
+                llm_gate=LLMGate(settings.llm_max_concurrency, settings.llm_max_queue))

@@ -49,6 +49,8 @@ class Settings(BaseSettings):
     ui_host: str = "127.0.0.1"
     ui_port: int = 7860
     llm_timeout_s: float = 60.0
+    llm_max_concurrency: int = Field(4, description="LLM requests in flight per app process")
+    llm_max_queue: int = Field(32, description="LLM requests allowed to wait; beyond that users get 'busy'")
     database_url: str | None = Field(None, description="checkpointer; unset = SQLite under run_dir")
 
     @property

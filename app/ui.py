@@ -1,7 +1,8 @@
 """The Gradio chat: answers stream as they are produced, and each answer shows the path it took.
 
 Who is asking comes from the sign-in picker (personal tools answer for that employee only); each
-conversation is a thread in the checkpointer, so history survives restarts and replicas.
+conversation is a thread in the checkpointer, so history survives restarts and replicas. The
+server also exposes Prometheus metrics on /metrics and a health check on /healthz.
 """
 
 from __future__ import annotations
@@ -9,24 +10,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import gradio as gr
-from langchain_core.messages import HumanMessage
 
-from app.ask import open_graph
+from app.ask import open_graph, run_turn
+from app.observability import metrics_text, setup_otel
 from app.settings import get_settings
 from graph.context import Context
 
 log = logging.getLogger(__name__)
 DEMO_USERS = [f"E{1001 + i}" for i in range(20)]
+_DONE = object()
 
 
 class GraphHolder:
-    """Builds the graph on first use inside Gradio's event loop and keeps it for the process."""
+    """Builds the graph on first use inside the server's event loop and keeps it for the process."""
 
     def __init__(self) -> None:
         self._graph: Any = None
@@ -45,65 +46,74 @@ class GraphHolder:
 HOLDER = GraphHolder()
 
 
-def _step_lines(node: str, update: dict[str, Any]) -> list[str]:
+def step_lines(node: str, update: dict[str, Any]) -> list[str]:
+    """One node's update as lines of the collapsible steps panel."""
     ms = (update.get("timings_ms") or {}).get(node)
     head = f"{node} {ms:.0f} ms" if ms is not None else node
-    lines = [head]
     faq = update.get("faq")
+    lines = [head]
     if node == "match_faq" and faq:
         lines = [f"{head}: FAQ {'hit' if faq.get('accepted') else 'no match'} "
                  f"({faq.get('id')}, similarity {faq.get('score')})"]
-    if node == "route_intent":
+    elif node == "route_intent":
         lines = [f"{head}: {update.get('route')} path, intent {update.get('intent') or 'unknown'}"]
-    if node == "prefetch_tools" and update.get("prefetch"):
+    elif node == "prefetch_tools" and update.get("prefetch"):
         lines = [f"{head}: prefetching {len(update['prefetch'].get('started', []))} tool(s)"]
-    if node == "plan_tools":
+    elif node == "plan_tools":
         lines = [f"{head}: LLM plan -> {', '.join(c['name'] for c in update.get('plan', [])) or 'no tools'}"]
+    elif node == "write_answer":
+        lines = [f"{head}: {'LLM' if update.get('llm_calls') else 'template'} answer"]
     for r in update.get("results") or []:
         status = "ok" if r["ok"] else f"failed: {r['error']}"
         lines.append(f"  - {r['name']} {r['ms']:.0f} ms, cache {r['cache']}, {status}")
-    if node == "write_answer":
-        lines = [f"{head}: {'LLM' if update.get('llm_calls') else 'template'} answer"]
     return lines
 
 
 async def respond(message: str, history: list, employee: str, thread: str) -> AsyncIterator[tuple[list, str]]:
-    """Stream one answer into the chat, with a collapsible list of the steps taken."""
+    """Stream one answer into the chat, with a collapsible list of the steps taken.
+
+    The turn runs as a task feeding a queue; if the user leaves or stops the stream, the task is
+    cancelled, which closes the LLM request (vLLM aborts it) and the tool calls nobody waits for.
+    """
     history = list(history or [])
     history.append(gr.ChatMessage(role="user", content=message))
     steps = gr.ChatMessage(role="assistant", content="", metadata={"title": "Working…", "status": "pending"})
     answer = gr.ChatMessage(role="assistant", content="")
     history += [steps, answer]
     yield history, ""
-    t0 = time.perf_counter()
-    ttft = None
-    route = "?"
+    events: asyncio.Queue = asyncio.Queue()
     lines: list[str] = []
+
+    async def turn() -> dict[str, Any]:
+        try:
+            graph = await HOLDER.get()
+            return await run_turn(graph, message, employee, thread, Context(),
+                                  on_delta=lambda t: events.put_nowait(("delta", t)),
+                                  on_update=lambda n, u: events.put_nowait(("update", (n, u))))
+        finally:
+            events.put_nowait((_DONE, None))
+
+    task = asyncio.create_task(turn())
     try:
-        graph = await HOLDER.get()
-        stream = graph.astream({"messages": [HumanMessage(message)], "user": employee},
-                               {"configurable": {"thread_id": thread}}, context=Context(),
-                               stream_mode=["custom", "updates"])
-        async for mode, chunk in stream:
-            if mode == "custom" and "answer_delta" in chunk:
-                ttft = ttft if ttft is not None else time.perf_counter() - t0
-                answer.content += chunk["answer_delta"]
-            elif mode == "updates":
-                for node, update in chunk.items():
-                    if isinstance(update, dict):
-                        route = update.get("route") or route
-                        lines += _step_lines(node, update)
+        while True:
+            kind, payload = await events.get()
+            if kind is _DONE:
+                break
+            if kind == "delta":
+                answer.content += payload
+            else:
+                lines += step_lines(*payload)
                 steps.content = "\n".join(lines)
             yield history, ""
-    except Exception as exc:  # noqa: BLE001 - the user gets a sentence, the log gets the trace
-        log.exception("chat turn failed")
-        answer.content = (answer.content + "\n\n" if answer.content else "") + (
-            f"Sorry, the help desk could not finish this answer ({type(exc).__name__}). "
-            "A service may be down; please try again in a moment.")
-    total = time.perf_counter() - t0
-    first = f", first token {ttft * 1000:.0f} ms" if ttft is not None else ""
-    steps.metadata = {"title": f"Path: {route} · {total * 1000:.0f} ms{first}", "status": "done",
-                      "duration": round(total, 2)}
+        row = await task
+    except BaseException:
+        task.cancel()
+        raise
+    if row.get("error") and row["error"] not in answer.content:
+        answer.content = (answer.content + "\n\n" if answer.content else "") + row["error"]
+    first = f", first token {row['ttft_ms']:.0f} ms" if row.get("ttft_ms") is not None else ""
+    steps.metadata = {"title": f"Path: {row.get('route')} · {row['total_ms']:.0f} ms{first}", "status": "done",
+                      "duration": round(row["total_ms"] / 1000, 2)}
     yield history, ""
 
 
@@ -143,9 +153,29 @@ def build_ui() -> gr.Blocks:
     return demo
 
 
+def build_app() -> Any:
+    """FastAPI app: the chat at /, Prometheus metrics at /metrics, health at /healthz."""
+    from fastapi import FastAPI, Response
+
+    app = FastAPI(title="Brightmart help desk")
+
+    @app.get("/metrics")
+    def metrics() -> Response:
+        body, ctype = metrics_text()
+        return Response(body, media_type=ctype)
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, bool]:
+        return {"ok": True}
+
+    return gr.mount_gradio_app(app, build_ui().queue(default_concurrency_limit=16), path="/")
+
+
 def serve(host: str | None = None, port: int | None = None) -> None:
     """Serve the chat (blocking)."""
+    import uvicorn
+
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    setup_otel()
     settings = get_settings()
-    build_ui().queue(default_concurrency_limit=16).launch(
-        server_name=host or settings.ui_host, server_port=port or settings.ui_port, show_error=False)
+    uvicorn.run(build_app(), host=host or settings.ui_host, port=port or settings.ui_port, log_level="warning")

@@ -59,7 +59,7 @@ def build_plain_agent(deps: Deps, checkpointer: Any = None):
         question = str(state["messages"][-1].content)
         raw = await llm.plan_tools(deps.llm, planner_messages(profile, today_of(ctx).isoformat(),
                                                               history_of(state["messages"]), question),
-                                   ctx.plan_max_tokens, with_args=True)
+                                   ctx.plan_max_tokens, with_args=True, gate=deps.llm_gate)
         calls: list[ToolCall] = []
         for i, c in enumerate(raw[:4]):
             name = c.get("tool") if isinstance(c, dict) else None
@@ -87,7 +87,7 @@ def build_plain_agent(deps: Deps, checkpointer: Any = None):
         msgs = answer_messages(state["profile"], today_of(ctx).isoformat(), history_of(state["messages"]),
                                str(state["messages"][-1].content), llm.results_text(state["results"]))
         try:
-            text = await llm.write_answer(deps.llm, msgs, ctx.answer_max_tokens, emit)
+            text = await llm.write_answer(deps.llm, msgs, ctx.answer_max_tokens, emit, deps.llm_gate)
         except llm.LLMUnavailable as exc:
             text = str(exc)
         return {"answer": text, "messages": [AIMessage(text)], "llm_calls": state["llm_calls"] + 1,

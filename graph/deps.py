@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from graph.llm_gate import LLMGate
 from tools.cache import ToolCache
 from tools.client import ToolClient
 from tools.embeddings import Embedder
@@ -36,6 +37,7 @@ class Deps:
     cache: ToolCache
     tools: ToolClient
     llm: BaseChatModel
+    llm_gate: LLMGate = field(default_factory=LLMGate)  # backpressure on the LLM
 
     def __post_init__(self) -> None:
         # Memoize embeddings by text (bounded): FAQ match, kb cache and kb search share one.

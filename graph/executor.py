@@ -55,8 +55,9 @@ async def fetch(deps: Deps, name: str, args: dict[str, Any], user: str, ctx: Con
     if spec.personal and clean.get("employee") != user:
         return Outcome(None, f"{name} only answers for the caller", "off", 0.0)
     vec = await deps.embed(str(clean[spec.similarity_arg])) if spec.similarity_arg and ctx.cache_enabled else None
+    outcome = "off"
     if ctx.cache_enabled:
-        hit = await deps.cache.get(spec, clean, user, vec, ctx.kb_cache_threshold)
+        hit, outcome = await deps.cache.get(spec, clean, user, vec, ctx.kb_cache_threshold)
         if hit is not None:
             return Outcome(hit, None, "hit", (time.perf_counter() - t0) * 1000)
     error = None
@@ -70,11 +71,11 @@ async def fetch(deps: Deps, name: str, args: dict[str, Any], user: str, ctx: Con
             if not exc.retryable:
                 break
         else:
-            if ctx.cache_enabled:
+            if outcome == "miss":
                 await deps.cache.put(spec, clean, user, data, vec)
-            return Outcome(data, None, "miss" if ctx.cache_enabled else "off", (time.perf_counter() - t0) * 1000)
-        await asyncio.sleep(0.2 * 2**attempt)
-    return Outcome(None, error, "miss" if ctx.cache_enabled else "off", (time.perf_counter() - t0) * 1000)
+            return Outcome(data, None, outcome, (time.perf_counter() - t0) * 1000)
+        await asyncio.sleep(0.2 * 2**attempt)  # backoff before the retry
+    return Outcome(None, error, outcome, (time.perf_counter() - t0) * 1000)
 
 
 def _resolve(args: dict[str, Any], done: dict[str, ToolResult]) -> tuple[dict[str, Any], str | None]:

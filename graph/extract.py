@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from graph.safety import is_injection
 from tools.text import idf_overlaps
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+")
@@ -32,7 +33,7 @@ def sentences(passages: list[dict[str, Any]]) -> list[tuple[str, str]]:
                 continue
             line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).replace("**", "")
             for s in _SPLIT.split(line):
-                if len(s.split()) >= 4:
+                if len(s.split()) >= 4 and not is_injection(s):
                     out.append((p.get("title", ""), f"{heading}: {s}" if heading else s))
     return out
 

@@ -8,6 +8,7 @@ slot filling, and personal tools always get the caller's id.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -16,16 +17,14 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
 
+from graph.llm_gate import LLMGate, LLMUnavailable
 from graph.prompts import plan_schema
+from graph.safety import strip_instructions
 from graph.state import ToolCall, ToolResult
 from tools.registry import TOOLS
 
 log = logging.getLogger(__name__)
 PLAN_SCHEMAS = {True: plan_schema(with_args=True), False: plan_schema(with_args=False)}
-
-
-class LLMUnavailable(RuntimeError):
-    """vLLM could not be reached or timed out; the message is meant for the user."""
 
 
 def _slot_args(tool: str, slots: dict[str, Any], user: str, question: str) -> dict[str, Any]:
@@ -62,32 +61,38 @@ def repair_plan(raw_calls: list[dict[str, Any]], slots: dict[str, Any], user: st
 
 
 async def plan_tools(llm: BaseChatModel, messages: list[AnyMessage], max_tokens: int,
-                     with_args: bool = True) -> list[dict[str, Any]]:
+                     with_args: bool = True, gate: LLMGate | None = None) -> list[dict[str, Any]]:
     """Ask the model for a JSON tool plan; malformed output yields an empty plan, never a crash."""
     schema = PLAN_SCHEMAS[with_args]
     bound = llm.bind(max_tokens=max_tokens, extra_body={"structured_outputs": {"json": schema}})
     try:
-        msg = await bound.with_config(tags=["nostream"], run_name="plan_llm").ainvoke(messages)
+        async with gate.slot() if gate else contextlib.nullcontext():
+            msg = await bound.with_config(tags=["nostream"], run_name="plan_llm").ainvoke(messages)
+    except LLMUnavailable:
+        raise
     except Exception as exc:  # noqa: BLE001 - any transport failure means the LLM is unavailable
         raise LLMUnavailable(_llm_error(exc)) from exc
     try:
         calls = json.loads(str(msg.content)).get("calls", [])
         return calls if isinstance(calls, list) else []
     except (ValueError, AttributeError):
-        log.warning("planner returned malformed JSON: %.200s", msg.content)
+        log.warning("planner returned malformed JSON (%d chars); planning no tools", len(str(msg.content)))
         return []
 
 
 async def write_answer(llm: BaseChatModel, messages: list[AnyMessage], max_tokens: int,
-                       on_delta: Callable[[str], None]) -> str:
+                       on_delta: Callable[[str], None], gate: LLMGate | None = None) -> str:
     """Stream the answer, passing each piece to `on_delta` as it arrives."""
     parts: list[str] = []
     try:
-        async for chunk in llm.bind(max_tokens=max_tokens).with_config(run_name="answer_llm").astream(messages):
-            text = str(chunk.content or "")
-            if text:
-                parts.append(text)
-                on_delta(text)
+        async with gate.slot() if gate else contextlib.nullcontext():
+            async for chunk in llm.bind(max_tokens=max_tokens).with_config(run_name="answer_llm").astream(messages):
+                text = str(chunk.content or "")
+                if text:
+                    parts.append(text)
+                    on_delta(text)
+    except LLMUnavailable:
+        raise
     except Exception as exc:  # noqa: BLE001
         if parts:  # keep what was said, tell the user the rest is missing
             note = " [The answer was cut short: the language model stopped responding.]"
@@ -106,8 +111,9 @@ def results_text(results: list[ToolResult], max_chars: int = 700) -> str:
             continue
         data = dict(r["data"] or {})
         if r["name"] == "kb_search":
-            data = {"passages": [f"{p['title']}: {p['text'][:max_chars]}" for p in data.get("passages", [])[:2]]}
-        lines.append(f"{r['name']}: {json.dumps(data, ensure_ascii=False)}")
+            data = {"passages": [f"{p['title']}: {strip_instructions(p['text'])[:max_chars]}"
+                                 for p in data.get("passages", [])[:2]]}
+        lines.append(f"{r['name']}: {strip_instructions(json.dumps(data, ensure_ascii=False))}")
     return "\n".join(lines) or "(no tools were needed)"
 
 

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from datetime import date
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
@@ -25,6 +25,7 @@ from graph.prompts import answer_messages, planner_messages
 from graph.pruning import history_of, prune
 from graph.slots import fill_slots
 from graph.state import RESET, State
+from graph.tracing import annotate, node_span
 
 Node = Callable[[State, Runtime[Context]], Awaitable[dict[str, Any]]]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -36,7 +37,8 @@ def timed(fn: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitab
     @functools.wraps(fn)
     async def wrapper(self: Nodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         t0 = time.perf_counter()
-        update = await fn(self, state, runtime)
+        with node_span(fn.__name__):
+            update = await fn(self, state, runtime)
         timings = dict(update.get("timings_ms") or {})
         timings[fn.__name__] = (time.perf_counter() - t0) * 1000
         return {**update, "timings_ms": timings}
@@ -90,7 +92,10 @@ class Nodes:
         if not question:
             return {**fresh, "route": "invalid", "answer": "Please type a question: the message was empty."}
         if len(question) > ctx.max_question_chars:
-            return {**fresh, "route": "invalid", "answer": (
+            # Keep only a stub of it in the conversation, so later prompts stay small.
+            stub = HumanMessage(f"{question[:200]}… [{len(question):,} characters, not processed]")
+            replace = [RemoveMessage(id=last.id), stub] if getattr(last, "id", None) else []
+            return {**fresh, "route": "invalid", "messages": replace, "answer": (
                 f"That message is {len(question):,} characters long; please keep questions under "
                 f"{ctx.max_question_chars:,} characters.")}
         user = (state.get("user") or "").strip().upper()
@@ -120,7 +125,9 @@ class Nodes:
         d = decide(state["question"], list(best.values()), ctx.faq_threshold)
         faq = {"id": d.entry.id if d.entry else None, "score": round(d.score, 4), "accepted": d.accepted,
                "reason": d.reason}
+        annotate(faq_hit=d.accepted, faq_score=faq["score"])
         if d.accepted and d.entry:
+            annotate(route="faq")
             return {"faq": faq, "route": "faq", "answer": d.entry.answer}
         return {"faq": faq}
 
@@ -138,11 +145,14 @@ class Nodes:
         previous = state.get("last_slots") if det.follow_up else None
         slots = fill_slots(state["question"], today_of(ctx), state.get("profile") or {}, previous)
         if det.refusal:
+            annotate(route="refused", intent=det.label)
             return {"route": "refused", "intent": det.label, "slots": slots, "answer": det.refusal}
         if ctx.templates_enabled and len(det.intents) == 1:
             plan = templates.instantiate(det.intents[0], slots, state["user"])
             if plan is not None:
+                annotate(route="template", intent=det.label)
                 return {"route": "template", "intent": det.label, "slots": slots, "plan": plan}
+        annotate(route="llm", intent=det.label)
         return {"route": "llm", "intent": det.label, "slots": slots}
 
     @timed
@@ -167,7 +177,8 @@ class Nodes:
             question += "\n\nEarlier tool results:\n" + llm.results_text(state["results"])
         messages = planner_messages(state["profile"], today_of(ctx).isoformat(), history, question)
         try:
-            raw = await llm.plan_tools(self.deps.llm, messages, ctx.plan_max_tokens, ctx.plan_arguments)
+            raw = await llm.plan_tools(self.deps.llm, messages, ctx.plan_max_tokens, ctx.plan_arguments,
+                                       self.deps.llm_gate)
         except llm.LLMUnavailable as exc:
             self._cancel_prefetch(state)
             return {"error": str(exc), "llm_calls": state.get("llm_calls", 0) + 1}
@@ -188,6 +199,7 @@ class Nodes:
         results = await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched)
         for task in prefetched.values():  # what the plan did not take is wasted: stop it
             task.cancel()
+        annotate(cache=",".join(f"{r['name']}:{r['cache']}" for r in results), tools=len(results))
         update: dict[str, Any] = {"results": results}
         if started:
             update["prefetch"] = {**state["prefetch"], "used": started - len(prefetched), "wasted": len(prefetched)}
@@ -213,7 +225,7 @@ class Nodes:
         messages = answer_messages(state["profile"], today_of(ctx).isoformat(), self._history(state, ctx),
                                    state["question"], llm.results_text(results))
         try:
-            answer = await llm.write_answer(self.deps.llm, messages, ctx.answer_max_tokens, emit)
+            answer = await llm.write_answer(self.deps.llm, messages, ctx.answer_max_tokens, emit, self.deps.llm_gate)
         except llm.LLMUnavailable as exc:
             answer = self._partial(state) or str(exc)
             emit_chunked(answer)
@@ -231,7 +243,9 @@ class Nodes:
         history = history_of(state.get("messages") or [])
         if ctx.pruning_enabled:
             history = prune(history, state["question"], ctx.history_keep_turns, ctx.history_relevant_turns)
-        return history
+        # Every message is capped, so one long turn cannot crowd the model's context window.
+        return [m if len(str(m.content)) <= 1500 else m.model_copy(update={"content": str(m.content)[:1500] + "…"})
+                for m in history]
 
     def _finish(self, state: State, answer: str, llm_calls: int) -> dict[str, Any]:
         update: dict[str, Any] = {"answer": answer, "llm_calls": llm_calls, "messages": [AIMessage(answer)]}

@@ -40,7 +40,7 @@ class ToolResult(TypedDict):
     data: dict[str, Any] | None
     error: str | None
     ms: float
-    cache: str  # hit | miss | prefetch | off
+    cache: str  # hit | miss | prefetch | bypass (Redis unavailable) | off
 
 
 class InputState(TypedDict, total=False):

@@ -56,8 +56,9 @@ class ToolCache:
         self.namespace = namespace  # separates caches that must not share entries (benchmark variants)
 
     async def get(self, spec: ToolSpec, args: dict[str, Any], user: str,
-                  text_vec: np.ndarray | None = None, threshold: float | None = None) -> dict[str, Any] | None:
-        """A cached result, or None (miss, expired, or Redis unavailable)."""
+                  text_vec: np.ndarray | None = None,
+                  threshold: float | None = None) -> tuple[dict[str, Any] | None, str]:
+        """(result, outcome): outcome is hit, miss (absent or expired) or bypass (Redis unavailable)."""
         key = self.namespace + cache_key(spec, args, user)
         try:
             if spec.similarity_arg is None:
@@ -67,9 +68,8 @@ class ToolCache:
             await self._count(spec.name, "hit" if raw else "miss")
         except RedisError as exc:
             log.warning("tool cache bypassed (redis: %s)", exc)
-            await self._count(spec.name, "bypass")
-            return None
-        return json.loads(raw) if raw else None
+            return None, "bypass"
+        return (json.loads(raw), "hit") if raw else (None, "miss")
 
     async def _similar(self, key: str, vec: np.ndarray | None, threshold: float) -> bytes | None:
         if vec is None:
@@ -107,7 +107,6 @@ class ToolCache:
             await self.redis.expire(key + ":v", spec.ttl_s * 2)
         except RedisError as exc:
             log.warning("tool cache bypassed on write (redis: %s)", exc)
-            await self._count(spec.name, "bypass")
 
     async def _count(self, tool: str, outcome: str) -> None:
         try:

@@ -72,3 +72,17 @@ def test_chat_streams_the_answer_and_shows_the_steps(chat_url):
     assert len(partial) >= 2, f"expected the answer to grow in steps, saw {len(states)} states"
     assert "Path: llm" in chat_text  # the collapsible steps with the route and durations
     assert Path(ARTIFACTS / "chat-answered.png").stat().st_size > 10_000
+
+
+def test_metrics_endpoint_serves_what_the_dashboard_reads(chat_url):
+    import json
+    import re
+
+    body = httpx.get(chat_url + "metrics", timeout=10).text
+    assert re.search(r'helpdesk_request_seconds_count\{route="llm"\} [1-9]', body), "the chat's turn was not counted"
+    dashboard = json.loads((ROOT / "docs" / "grafana" / "helpdesk-dashboard.json").read_text())
+    exprs = " ".join(t["expr"] for p in dashboard["panels"] for t in p["targets"])
+    for name in set(re.findall(r"helpdesk_[a-z_]+", exprs)):
+        base = re.sub(r"_(bucket|count|sum)$", "", name)
+        assert f"# TYPE {base} " in body, f"dashboard reads {name}, which /metrics does not expose"
+    assert httpx.get(chat_url + "healthz", timeout=5).json() == {"ok": True}

@@ -56,7 +56,8 @@ class FakeCache:
     async def get(self, spec, args, user, text_vec=None, threshold=None):
         from tools.cache import cache_key
 
-        return self.store.get(cache_key(spec, args, user) + json.dumps(args, sort_keys=True))
+        hit = self.store.get(cache_key(spec, args, user) + json.dumps(args, sort_keys=True))
+        return hit, "hit" if hit is not None else "miss"
 
     async def put(self, spec, args, user, result, text_vec=None):
         from tools.cache import cache_key

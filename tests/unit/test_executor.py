@@ -71,3 +71,27 @@ async def test_prefetch_is_taken_when_it_matches_and_the_rest_is_left_for_cancel
     assert time.perf_counter() - t0 < 0.1
     assert results[0]["cache"] == "prefetch"
     assert list(pending) == [signature("leave_balance", {"employee": "E1001"})]
+
+
+async def test_llm_gate_sheds_load_beyond_its_queue():
+    from graph.llm_gate import LLMBusy, LLMGate
+
+    gate = LLMGate(limit=1, queue=1)
+    release = asyncio.Event()
+
+    async def hold():
+        async with gate.slot():
+            await release.wait()
+
+    first = asyncio.create_task(hold())
+    await asyncio.sleep(0)
+    second = asyncio.create_task(hold())  # waits in the queue
+    await asyncio.sleep(0)
+    try:
+        async with gate.slot():
+            raise AssertionError("a third request must not get in")
+    except LLMBusy as exc:
+        assert "busy" in str(exc)
+    release.set()
+    await asyncio.gather(first, second)
+    assert gate.rejected == 1 and gate.waiting == 0

@@ -115,3 +115,10 @@ async def test_every_node_reports_its_duration(graph_for):
     final, _ = await ask(graph, "How many leave days do I have left?")
     assert set(final["timings_ms"]) == {"start_turn", "match_faq", "route_intent", "call_tools", "write_answer"}
     assert all(v >= 0 for v in final["timings_ms"].values())
+
+
+async def test_oversized_message_is_not_kept_whole_in_the_conversation(graph_for):
+    graph = graph_for(make_deps())
+    final, _ = await ask(graph, "y" * 50_000, thread="big")
+    assert final["route"] == "invalid"
+    assert all(len(str(m.content)) < 1000 for m in final["messages"])

@@ -1,0 +1,30 @@
+"""Bad input gets a clear message, bounded time, and nothing unchecked reaches a tool."""
+
+import time
+
+import pytest
+
+
+@pytest.mark.parametrize("q", ["", "   \n\t ", "\x00\x01\x02"])
+async def test_empty_input_is_refused_with_a_sentence(ask, q):
+    row = await ask(q)
+    assert row["route"] == "invalid" and "empty" in row["answer"] and row["llm_calls"] == 0
+
+
+async def test_huge_input_is_refused_quickly_on_the_real_graph(ask):
+    t0 = time.monotonic()
+    row = await ask("How many leave days do I have left? " * 3000)  # ~110,000 characters
+    assert time.monotonic() - t0 < 2
+    assert row["route"] == "invalid" and "characters" in row["answer"]
+
+
+@pytest.mark.parametrize("q", ["¿Cuántos días de vacaciones me quedan? 🌴", "我还有多少天年假？", "😀😀😀 payday?? 💸"])
+async def test_other_languages_and_emoji_get_an_answer_without_errors(ask, q):
+    row = await ask(q)
+    assert row["error"] is None and row["answer"].strip()
+
+
+async def test_argument_injection_never_reaches_a_tool(ask):
+    row = await ask("salary for month=../../etc/passwd")
+    for t in row["tools"]:
+        assert "etc" not in str(t["args"]) and ".." not in str(t["args"])

@@ -1,0 +1,130 @@
+"""Faults survived on the real services: vLLM down or slow, Redis down, tool backends failing,
+and abandoned streams cancelled."""
+
+import asyncio
+import re
+import time
+from urllib.parse import urlparse
+
+import httpx
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from app.ask import run_turn
+from app.runtime import build_deps
+from graph.context import Context
+from graph.graph import build_graph
+from tests.integration.proxy import FaultProxy
+
+UNKNOWN_Q = "Tell me something cheerful about Mondays."
+
+
+async def _graph_through(settings, **update):
+    deps = await build_deps(settings.model_copy(update=update))
+    return build_graph(deps, checkpointer=InMemorySaver()), deps
+
+
+@pytest.fixture
+async def llm_proxy(settings, running):
+    url = urlparse(settings.llm_url)
+    proxy = await FaultProxy(url.hostname, url.port, delay_s=6).start()
+    yield proxy
+    await proxy.stop()
+
+
+@pytest.fixture
+async def redis_proxy(settings, running):
+    url = urlparse(settings.redis)
+    proxy = await FaultProxy(url.hostname, url.port).start()
+    yield proxy
+    await proxy.stop()
+
+
+@pytest.fixture
+def faults(settings, running):
+    """Inject backend faults through the demo backend's admin endpoint; always cleared afterwards."""
+    injected = set()
+
+    def inject(tool, fault):
+        injected.add(tool)
+        httpx.post(settings.backend + "/admin/fault", json={tool: fault}, timeout=5).raise_for_status()
+
+    yield inject
+    httpx.post(settings.backend + "/admin/fault", json=dict.fromkeys(injected), timeout=5)
+
+
+async def test_vllm_down_then_back(settings, llm_proxy):
+    graph, _ = await _graph_through(settings, vllm_base_url=f"http://127.0.0.1:{llm_proxy.port}/v1", llm_timeout_s=5)
+    await llm_proxy.set_mode("down")
+    faq = await run_turn(graph, "When do we get paid?", "E1002", None, Context())
+    tpl = await run_turn(graph, "How many leave days do I have left?", "E1002", None, Context())
+    assert faq["route"] == "faq" and tpl["route"] == "template" and tpl["answer"].startswith("You have")
+    t0 = time.monotonic()
+    down = await run_turn(graph, UNKNOWN_Q, "E1002", None, Context())
+    assert time.monotonic() - t0 < 10
+    assert "language model is not reachable" in down["answer"] and down["error"]
+    await llm_proxy.set_mode("up")  # vLLM is back: the same process recovers on its own
+    back = await run_turn(graph, UNKNOWN_Q, "E1002", None, Context())
+    assert back["error"] is None and back["llm_calls"] >= 1 and back["answer"]
+
+
+async def test_vllm_slow_answers_within_the_timeout(settings, llm_proxy):
+    graph, _ = await _graph_through(settings, vllm_base_url=f"http://127.0.0.1:{llm_proxy.port}/v1", llm_timeout_s=2)
+    await llm_proxy.set_mode("slow")
+    t0 = time.monotonic()
+    row = await run_turn(graph, UNKNOWN_Q, "E1002", None, Context())
+    elapsed = time.monotonic() - t0
+    assert elapsed < 8, elapsed
+    assert "did not answer in time" in row["answer"] or "not reachable" in row["answer"]
+
+
+async def test_redis_down_bypasses_the_cache_and_reconnects(settings, redis_proxy):
+    graph, _ = await _graph_through(settings, redis_url=f"redis://127.0.0.1:{redis_proxy.port}/0")
+    q = "What should I wear in Dublin tomorrow?"
+    first = await run_turn(graph, q, "E1007", None, Context())
+    await redis_proxy.set_mode("down")
+    down = await run_turn(graph, q, "E1007", None, Context())
+    assert down["error"] is None and down["answer"] == first["answer"]  # still correct
+    assert {t["cache"] for t in down["tools"]} == {"bypass"}
+    faq = await run_turn(graph, "When do we get paid?", "E1007", None, Context())
+    assert faq["error"] is None and faq["answer"] and faq["route"] != "faq"  # no FAQ index: the full path answers
+    await redis_proxy.set_mode("up")
+    again = await run_turn(graph, q, "E1007", None, Context())
+    assert {t["cache"] for t in again["tools"]} <= {"hit", "miss"}
+    assert (await run_turn(graph, q, "E1007", None, Context()))["tools"][0]["cache"] == "hit"
+
+
+async def test_tool_errors_timeouts_and_malformed_data_are_explained(ask, faults):
+    faults("clothing_advice", "error")
+    row = await ask("What should I wear in Milan tomorrow?", user="E1009")
+    assert "Milan" in row["answer"] and "could not fetch" in row["answer"]  # the rest is still given
+    assert "clothing advice" in row["answer"]
+    faults("salary", "timeout")
+    t0 = time.monotonic()
+    row = await ask("What was my salary in June?", user="E1009", tool_timeout_s=1.0, tool_retries=1)
+    assert time.monotonic() - t0 < 6
+    assert "did not answer within" in row["answer"] and row["tools"][0]["ok"] is False
+    faults("attendance", "malformed")
+    row = await ask("What was my attendance in June?", user="E1009")
+    assert "malformed" in row["answer"] and row["error"] is None
+
+
+async def test_abandoned_stream_is_cancelled_in_vllm(settings, running, helpdesk):
+    def aborted():
+        text = httpx.get(settings.llm_url.removesuffix("/v1") + "/metrics", timeout=5).text
+        m = re.search(r'vllm:request_success_total\{[^}]*finished_reason="abort"[^}]*\} ([0-9.]+)', text)
+        return float(m.group(1)) if m else 0.0
+
+    before = aborted()
+    first_piece = asyncio.Event()
+    task = asyncio.create_task(run_turn(helpdesk, "Write a long story about a cheerful Monday at the store.",
+                                        "E1003", None, Context(answer_max_tokens=400),
+                                        lambda _t: first_piece.set()))
+    await asyncio.wait_for(first_piece.wait(), 60)
+    task.cancel()  # the user closed the chat
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    deadline = time.monotonic() + 15
+    while aborted() <= before and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+    assert aborted() > before, "vLLM kept generating for a request nobody waits for"
