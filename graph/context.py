@@ -36,6 +36,7 @@ class Context:
     tool_retries: int = 1  # extra tries for idempotent calls that failed transiently
     max_tool_rounds: int = 1  # planning rounds on the LLM path (bounded tool loop)
     plan_arguments: bool = False  # the LLM plan also writes arguments (slower; slot filling still overrides)
+    plan_evidence: bool = True  # drop planned tools the question gives no sign of needing (small models guess)
     max_question_chars: int = 4000
     history_keep_turns: int = 2  # always kept when pruning
     history_relevant_turns: int = 2  # older turns kept by relevance

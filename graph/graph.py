@@ -36,7 +36,7 @@ def route_after_intent(
     state: State, runtime: Runtime[Context]
 ) -> Literal["refuse", "call_tools", "prefetch_tools", "plan_tools"]:
     """Refuse other people's data; templates go straight to the tools; the rest plans with the LLM."""
-    if state["route"] == "refused":
+    if state["route"] in ("refused", "invalid"):
         return "refuse"
     if state["route"] == "template":
         return "call_tools"

@@ -26,7 +26,9 @@ PATTERNS: dict[str, re.Pattern[str]] = {k: re.compile(v) for k, v in {
                      r"my leave)",
     "leave_policy": r"\b(maternity|paternity|parental|bereavement|compassionate|study|unpaid|sick|annual|"
                     r"partner) leave\b.*\b(policy|rules?|entitle\w*|how (long|many|much)|paid|pay|allowed|"
-                    r"eligib\w*|get|work)|\b(policy|rules?) (on|for|about) \w+ leave",
+                    r"eligib\w*|get|work)|\b(policy|rules?) (on|for|about) \w+ leave|"
+                    r"\b(how (long|many|much)|entitle\w*|rules?|policy)\b.{0,30}\b(maternity|paternity|parental|"
+                    r"bereavement|compassionate|study|unpaid|sick|partner) leave\b",
     "weather": r"\b(weather|forecast|temperature|degrees|rain(ing|y)?|snow(ing|y)?|sunny|windy|"
                r"(cold|hot|warm|chilly) (outside|out|tomorrow|today))\b",
     "clothing": r"\b(wear|jacket|coat|umbrella|clothes|clothing|outfit|layers|dress (for|warmly))\b",
@@ -56,6 +58,26 @@ class Detection:
     def label(self) -> str | None:
         """One string for the state: `salary`, `weather_clothing`, `salary+weather`, or None."""
         return "+".join(self.intents) or None
+
+
+_TOOL_EVIDENCE = {
+    "salary": ("salary",), "attendance": ("attendance",), "leave_balance": ("leave_balance",),
+    "leave_policy": ("leave_policy", "leave_balance"), "weather": ("weather", "clothing"),
+    "clothing_advice": ("clothing",),
+}
+
+
+def tool_evidence(tool: str, text: str) -> bool:
+    """Whether the question gives any sign of needing a tool (kb_search always qualifies).
+
+    A small model's plan often adds tools at random; a personal or weather tool the question does not
+    hint at only adds latency, and personal data nobody asked for, to the answer.
+    """
+    if tool not in _TOOL_EVIDENCE:
+        return True
+    low = text.lower()
+    return any(PATTERNS[p].search(low) for p in _TOOL_EVIDENCE[tool]) or (
+        tool == "leave_policy" and " leave" in low)
 
 
 def detect(text: str, user: str, previous_intent: str | None = None) -> Detection:

@@ -20,7 +20,7 @@ from graph.context import Context
 from graph.deps import Deps
 from graph.executor import Prefetcher, run_plan
 from graph.faq_match import decide
-from graph.intents import detect
+from graph.intents import detect, tool_evidence
 from graph.prompts import answer_messages, planner_messages
 from graph.pruning import history_of, prune
 from graph.slots import fill_slots
@@ -99,16 +99,11 @@ class Nodes:
                 f"That message is {len(question):,} characters long; please keep questions under "
                 f"{ctx.max_question_chars:,} characters.")}
         user = (state.get("user") or "").strip().upper()
-        profile = state.get("profile") if (state.get("profile") or {}).get("id") == user else None
-        if profile is None and re.fullmatch(r"E\d{4}", user):
-            try:
-                profile = await self.deps.profile(user)
-            except Exception:  # noqa: BLE001 - backend down: continue without the profile
-                profile = {"id": user}
-        if not profile:
+        if not re.fullmatch(r"E\d{4}", user):
             return {**fresh, "route": "invalid", "answer": f"I don't know the employee id {user[:12]!r}; "
                     "please sign in with your own id (E1001 to E1020 in the demo)."}
-        return {**fresh, "user": user, "profile": profile}
+        # The caller's profile is loaded later, only on paths that need it: FAQ answers do not.
+        return {**fresh, "user": user}
 
     @timed
     async def match_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -141,19 +136,34 @@ class Nodes:
     async def route_intent(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Detect the intent, fill slots, and build the plan from a template when one fits."""
         ctx = runtime.context or Context()
+        profile = await self._profile(state)
+        if profile is None:
+            return {"route": "invalid", "answer": f"I don't know the employee id {state['user']!r}; please sign "
+                    "in with your own id (E1001 to E1020 in the demo)."}
         det = detect(state["question"], state["user"], state.get("last_intent"))
         previous = state.get("last_slots") if det.follow_up else None
-        slots = fill_slots(state["question"], today_of(ctx), state.get("profile") or {}, previous)
+        slots = fill_slots(state["question"], today_of(ctx), profile, previous)
         if det.refusal:
             annotate(route="refused", intent=det.label)
-            return {"route": "refused", "intent": det.label, "slots": slots, "answer": det.refusal}
+            return {"route": "refused", "intent": det.label, "slots": slots, "answer": det.refusal,
+                    "profile": profile}
         if ctx.templates_enabled and len(det.intents) == 1:
             plan = templates.instantiate(det.intents[0], slots, state["user"])
             if plan is not None:
                 annotate(route="template", intent=det.label)
-                return {"route": "template", "intent": det.label, "slots": slots, "plan": plan}
+                return {"route": "template", "intent": det.label, "slots": slots, "plan": plan, "profile": profile}
         annotate(route="llm", intent=det.label)
-        return {"route": "llm", "intent": det.label, "slots": slots}
+        return {"route": "llm", "intent": det.label, "slots": slots, "profile": profile}
+
+    async def _profile(self, state: State) -> dict[str, Any] | None:
+        """Pinned facts about the caller (cached in Redis); None when the backend does not know them."""
+        kept = state.get("profile") or {}
+        if kept.get("id") == state["user"]:
+            return kept
+        try:
+            return await self.deps.profile(state["user"])
+        except Exception:  # noqa: BLE001 - backend down: carry on without city/department
+            return {"id": state["user"]}
 
     @timed
     async def prefetch_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -183,7 +193,11 @@ class Nodes:
             self._cancel_prefetch(state)
             return {"error": str(exc), "llm_calls": state.get("llm_calls", 0) + 1}
         plan = llm.repair_plan(raw, state["slots"], state["user"], state["question"])
-        for intent in (state.get("intent") or "").split("+"):  # what the question plainly asks is kept
+        if ctx.plan_evidence:
+            plan = [c for c in plan if tool_evidence(c["name"], state["question"])]
+            plan = [c for c in plan if all(d in {p["id"] for p in plan} for d in c["depends_on"])]
+        wanted = (state.get("intent") or "policy_lookup").split("+")  # unknown requests consult the handbook
+        for intent in wanted:  # what the question plainly asks is kept
             for call in templates.instantiate(intent, state["slots"], state["user"]) or []:
                 if all(c["name"] != call["name"] for c in plan):
                     plan.append(call)

@@ -60,10 +60,12 @@ def latency_summary(ms: list[float]) -> dict[str, float]:
 
 
 def faq_precision_recall(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Over the optimized rows: precision of FAQ answers (right when labelled faq) and recall of faq items."""
+    """Precision: share of FAQ shortcut answers that were correct; recall: share of FAQ-labelled items
+    the shortcut answered.
+    """
     took = [r for r in rows if r.get("route") == "faq"]
     expected = [r for r in rows if r.get("expect_routes") == ["faq"]]
-    right = [r for r in took if r.get("expect_routes") == ["faq"] and r.get("facts_ok")]
+    right = [r for r in took if r.get("correct")]
     return {"precision": len(right) / len(took) if took else math.nan,
             "recall": sum(1 for r in expected if r.get("route") == "faq") / len(expected) if expected else math.nan,
             "shortcuts": len(took)}

@@ -43,6 +43,10 @@ def table(s: dict[str, Any]) -> str:
                  f" two-tool stage / slower tool {_fmt(p['stage_over_slower_tool'], 2)}; warm/cold prefix TTFT "
                  f"{_fmt(p['warm_ttft_ms'])}/{_fmt(p['cold_ttft_ms'])} ms = {_fmt(p['warm_over_cold'], 2)}; "
                  f"vLLM prefix-cache hit rate {_fmt(s['baseline'].get('prefix_cache_hit_rate', math.nan), 3)}")
+    if "tracing" in p:
+        t = p["tracing"]
+        lines.append(f"tracing (LangSmith + OpenTelemetry) overhead {t['overhead_pct']:+.2f}% "
+                     f"({_fmt(t['traced_mean_ms'], 1)} vs {_fmt(t['untraced_mean_ms'], 1)} ms per request)")
     lines.append("\n| load | sessions | requests | throughput req/s | p95 ms | errors |\n|---|---|---|---|---|---|")
     for v, ld in s["load"].items():
         lines.append(f"| {v} | {ld['sessions']} | {ld['requests']} | {ld['throughput_rps']:.2f} | {_fmt(ld['p95_ms'])}"

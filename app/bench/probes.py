@@ -71,3 +71,73 @@ async def fan_out(deps: Deps, repeats: int = 3) -> dict[str, float]:
         stage = (time.perf_counter() - t0) * 1000
         ratios.append(stage / max(r["ms"] for r in results))
     return {"stage_over_slower_tool": sorted(ratios)[len(ratios) // 2]}
+
+
+class _Sink(__import__("http.server").server.BaseHTTPRequestHandler):
+    """Accepts anything (stands in for a LangSmith endpoint during the overhead probe)."""
+
+    def _ok(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    do_POST = do_PATCH = do_GET = do_PUT = _ok
+
+    def log_message(self, *args: object) -> None:  # noqa: D102
+        pass
+
+
+async def tracing_overhead(graph: object, questions: list[tuple[str, str]], reps: int = 5) -> dict[str, float]:
+    """Request time with LangSmith tracing (to a local sink) and OpenTelemetry spans on vs off, interleaved."""
+    import http.server
+    import threading
+
+    from langsmith import Client, tracing_context
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import NoOpTracer
+
+    from app.ask import run_turn
+    from graph import tracing
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = Client(api_url=f"http://127.0.0.1:{server.server_address[1]}", api_key="probe")
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(InMemorySpanExporter()))
+    on_tracer, off_tracer = provider.get_tracer("helpdesk.graph"), NoOpTracer()
+    times: dict[bool, list[float]] = {True: [], False: []}
+    try:
+        for rep in range(reps):
+            for i, (q, user) in enumerate(questions):
+                for on in ((True, False) if (rep + i) % 2 else (False, True)):
+                    tracing._tracer = on_tracer if on else off_tracer
+                    with tracing_context(enabled=on, client=client if on else None):
+                        row = await run_turn(graph, q, user, None, Context())
+                    times[on].append(row["total_ms"])
+    finally:
+        tracing._tracer = off_tracer
+        client.flush()
+        server.shutdown()
+    on_ms, off_ms = sum(times[True]) / len(times[True]), sum(times[False]) / len(times[False])
+    return {"traced_mean_ms": on_ms, "untraced_mean_ms": off_ms, "overhead_pct": 100 * (on_ms - off_ms) / off_ms}
+
+
+async def _main() -> None:
+    """`python -m app.bench.probes`: the tracing-overhead probe alone."""
+    from app.ask import open_graph
+
+    async with open_graph() as graph:
+        questions = [("When do we get paid?", "E1001"), ("How many leave days do I have left?", "E1002"),
+                     ("What is the hotel limit in Paris?", "E1003")]
+        await tracing_overhead(graph, questions, reps=1)  # warm caches and code paths
+        print(await tracing_overhead(graph, questions, reps=10))
+
+
+if __name__ == "__main__":
+    import asyncio
+
+    asyncio.run(_main())

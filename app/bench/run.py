@@ -172,6 +172,10 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     # Probes and load.
     summary["probes"] = {**probes.prefix_ttft(settings.llm_url, settings.vllm_model),
                          **await probes.fan_out(deps)}
+    traced = [("When do we get paid?", "E1001"), ("How many leave days do I have left?", "E1002"),
+              ("What is the hotel limit in Paris?", "E1003")]
+    summary["probes"]["tracing"] = await probes.tracing_overhead(runner.graph("optimized"), traced,
+                                                                 reps=3 if quick else 8)
     per_session = 2 if quick else 3
     load_items = [i for i in all_items if i.session.startswith("s")]
     summary["load"] = {v: await load_test(runner, v, load_items, load_sessions if not quick else 4, per_session)

@@ -40,9 +40,9 @@ def test_scoring_needs_facts_no_forbidden_and_the_right_route():
 
 
 def test_faq_precision_and_recall():
-    rows = [{"route": "faq", "expect_routes": ["faq"], "facts_ok": True},
-            {"route": "faq", "expect_routes": ["template", "llm"], "facts_ok": False},
-            {"route": "template", "expect_routes": ["faq"], "facts_ok": True},
-            {"route": "llm", "expect_routes": ["llm"], "facts_ok": True}]
+    rows = [{"route": "faq", "expect_routes": ["faq"], "correct": True},
+            {"route": "faq", "expect_routes": ["template", "llm"], "correct": False},
+            {"route": "template", "expect_routes": ["faq"], "correct": True},
+            {"route": "llm", "expect_routes": ["llm"], "correct": True}]
     pr = faq_precision_recall(rows)
     assert pr["precision"] == 0.5 and pr["recall"] == 0.5 and pr["shortcuts"] == 2

@@ -55,3 +55,13 @@ def test_follow_up_reuses_previous_intent():
 def test_router_never_crashes(text):
     det = detect(text, "E1001", "salary")
     assert det.label is None or all(part for part in det.label.split("+"))
+
+
+def test_tool_evidence_drops_tools_the_question_does_not_hint_at():
+    from graph.intents import tool_evidence
+
+    q = "How much is in my pension pot?"
+    assert not tool_evidence("weather", q) and not tool_evidence("salary", q)
+    assert tool_evidence("kb_search", q)
+    assert tool_evidence("weather", "will it rain in Oslo") and tool_evidence("salary", "my payslip please")
+    assert tool_evidence("leave_policy", "how many study leave days are there")
