@@ -34,15 +34,19 @@ def _services(ns: argparse.Namespace) -> int:
 
 
 def _ask(ns: argparse.Namespace) -> int:
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
     from app.ask import ask_file, ask_one
 
-    if ns.file:
-        return asyncio.run(ask_file(ns.file, default_user=ns.user, options=ns.option))
-    if not ns.question:
+    if not ns.file and not ns.question:
         print("error: give a QUESTION or --file FILE.jsonl", file=sys.stderr)
         return 2
-    return asyncio.run(ask_one(ns.question, user=ns.user, thread=ns.thread, as_json=ns.json,
-                               options=ns.option))
+    try:
+        if ns.file:
+            return asyncio.run(ask_file(ns.file, default_user=ns.user, options=ns.option))
+        return asyncio.run(ask_one(ns.question, user=ns.user, thread=ns.thread, as_json=ns.json, options=ns.option))
+    finally:
+        wait_for_all_tracers()  # a short-lived process must not drop its traces
 
 
 def _ui(ns: argparse.Namespace) -> int:

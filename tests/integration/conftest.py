@@ -47,6 +47,18 @@ async def clear_cache(settings, running):
     await redis.aclose()
 
 
+@pytest.fixture
+async def fresh_cache(settings, running):
+    """An empty tool cache for tests that assert hit/miss outcomes (other tests may have warmed it)."""
+    from redis.asyncio import Redis
+
+    from tools.cache import ToolCache
+
+    redis = Redis.from_url(settings.redis)
+    await ToolCache(redis).clear()
+    await redis.aclose()
+
+
 @pytest.fixture(scope="session")
 def backend(settings, running):
     """Direct access to the backend, to know the figures an answer must contain."""

@@ -32,7 +32,7 @@ async def test_template_answer_contains_the_backends_exact_figures(ask, backend)
     assert _eur(expected["net"]) in row["answer"] and _eur(expected["gross"]) in row["answer"]
 
 
-async def test_two_employees_get_their_own_figures(ask, backend):
+async def test_two_employees_get_their_own_figures(ask, backend, fresh_cache):
     q = "How many leave days do I have left?"
     a = await ask(q, user="E1005")
     b = await ask(q, user="E1012")
@@ -43,7 +43,7 @@ async def test_two_employees_get_their_own_figures(ask, backend):
     assert b["tools"][0]["cache"] == "miss"  # E1005's cached result is never E1012's
 
 
-async def test_repeated_question_hits_the_cache(ask):
+async def test_repeated_question_hits_the_cache(ask, fresh_cache):
     q = "What should I wear in Lisbon tomorrow?"
     first = await ask(q, user="E1002")
     second = await ask(q, user="E1003")

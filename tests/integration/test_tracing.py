@@ -56,4 +56,6 @@ def test_langsmith_runs_and_otel_spans_arrive(running, collector):
         assert node in runs, f"no LangSmith run for node {node!r}"
         assert b"node." + node in spans, f"no OpenTelemetry span for node {node!r}"
     assert user_hash("E1004").encode() in runs  # hashed user id in the run metadata
-    assert b'"route"' in runs and b"template" in runs and b"leave_balance:miss" in runs
+    assert b'"route"' in runs and b"template" in runs
+    assert b"faq_hit" in runs and b"leave_balance:" in runs  # node metadata: FAQ outcome, cache outcome per tool
+    assert b"helpdesk.route" in spans and b"leave_balance:" in spans
