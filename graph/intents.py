@@ -29,7 +29,10 @@ PATTERNS: dict[str, re.Pattern[str]] = {k: re.compile(v) for k, v in {
                     r"eligib\w*|get|work)|\b(policy|rules?) (on|for|about) \w+ leave|"
                     r"\b(how (long|many|much)|entitle\w*|rules?|policy)\b.{0,30}\b(maternity|paternity|parental|"
                     r"bereavement|compassionate|study|unpaid|sick|partner) leave\b",
-    "weather": r"\b(weather|forecast|temperature|degrees|rain(ing|y)?|snow(ing|y)?|sunny|windy|"
+    # Weather words used as adjectives ("a poem about a rainy Monday") are not a forecast request.
+    "weather": r"\b(weather|forecast|temperature|degrees|how (cold|hot|warm) (is|will)|"
+               r"(will|is|going to|gonna|does) it (be )?(rain|snow|sunny|windy|cold|hot|warm)\w*|"
+               r"(rain|snow)(ing)? (in|tomorrow|today|tonight|this|on)|"
                r"(cold|hot|warm|chilly) (outside|out|tomorrow|today))\b",
     "clothing": r"\b(wear|jacket|coat|umbrella|clothes|clothing|outfit|layers|dress (for|warmly))\b",
     "policy_lookup": r"\b(policy|policies|handbook|procedure|guidelines?|what (are|is) the rules?|"
