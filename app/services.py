@@ -151,13 +151,19 @@ def _redis_binary() -> str:
     return str(path)
 
 
+def _reuse(st: Status, external: bool, what: str) -> Status | None:
+    """A healthy service is reused; an external one that is not healthy is an error; else start one."""
+    if st.healthy:
+        return st
+    if external:
+        raise ServiceError(f"{what}: {st.detail}")
+    return None
+
+
 def start_redis(settings: Settings) -> Status:
     """Start the embedded Redis 8 (a cache: no persistence) unless one already answers."""
-    st = check_redis(settings)
-    if st.healthy or settings.redis_url:
-        if not st.healthy:
-            raise ServiceError(f"redis at {settings.redis}: {st.detail}")
-        return st
+    if running := _reuse(check_redis(settings), bool(settings.redis_url), f"redis at {settings.redis}"):
+        return running
     cmd = [_redis_binary(), "--port", str(settings.redis_port), "--bind", "127.0.0.1", "--save", "",
            "--appendonly", "no", "--dir", str(settings.run_dir)]
     proc = _spawn(settings, "redis", cmd)
@@ -166,11 +172,8 @@ def start_redis(settings: Settings) -> Status:
 
 def start_backend(settings: Settings) -> Status:
     """Start the demo tool backend (it indexes the knowledge base into Redis on start)."""
-    st = check_backend(settings)
-    if st.healthy or settings.backend_url:
-        if not st.healthy:
-            raise ServiceError(f"tool backend at {settings.backend}: {st.detail}")
-        return st
+    if running := _reuse(check_backend(settings), bool(settings.backend_url), f"tool backend at {settings.backend}"):
+        return running
     env = {"DEMO_BACKEND_REDIS_URL": settings.redis, "DEMO_BACKEND_EMBEDDING_MODEL": settings.embedding_model,
            "DEMO_BACKEND_DB_PATH": str(settings.run_dir / "demo-backend.sqlite")}
     cmd = [sys.executable, "-m", "tools.demo_backend", "--port", str(settings.backend_port)]
@@ -193,11 +196,8 @@ def vllm_command(settings: Settings) -> list[str]:
 
 def start_vllm(settings: Settings) -> Status:
     """Start the local vLLM server on CPU unless VLLM_BASE_URL points elsewhere or one already answers."""
-    st = check_vllm(settings)
-    if st.healthy or not settings.local_vllm:
-        if not st.healthy:
-            raise ServiceError(f"vLLM at {settings.llm_url}: {st.detail}")
-        return st
+    if running := _reuse(check_vllm(settings), not settings.local_vllm, f"vLLM at {settings.llm_url}"):
+        return running
     if not (settings.vllm_venv / "bin" / "python").exists():
         raise ServiceError(f"vLLM is not installed at {settings.vllm_venv}; run `make setup`")
     if not (settings.model_path / "config.json").exists():

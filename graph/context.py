@@ -34,7 +34,7 @@ class Context:
     max_tool_concurrency: int = 4
     tool_timeout_s: float = 8.0
     tool_retries: int = 1  # extra tries for idempotent calls that failed transiently
-    max_tool_rounds: int = 1  # planning rounds on the LLM path (bounded tool loop)
+    max_tool_rounds: int = 2  # planning rounds on the LLM path: a failed call may be re-planned once
     plan_arguments: bool = False  # the LLM plan also writes arguments (slower; slot filling still overrides)
     plan_evidence: bool = True  # drop planned tools the question gives no sign of needing (small models guess)
     max_question_chars: int = 4000

@@ -31,7 +31,8 @@ def table(s: dict[str, Any]) -> str:
     lines.append(f"\nspeedup vs the plain agent: mean {_fmt(s['speedup_mean'], 1)}x, p95 {_fmt(s['speedup_p95'], 1)}x")
     lines.append(f"routes (optimized): {s['routes']}; FAQ precision {_fmt(s['faq']['precision'], 3)}, "
                  f"recall {_fmt(s['faq']['recall'], 3)}; cache hit rate {s['cache']['hit_rate']:.1%}, "
-                 f"false hits {s['cache']['false_hits']}; prefetched results used {s['prefetch']['used']}")
+                 f"false hits {s['cache']['false_hits']}; prefetch started {s['prefetch'].get('started', '-')}, used "
+                 f"{s['prefetch']['used']}, wasted {s['prefetch'].get('wasted', '-')}")
     lines.append("\n| ablation (switched off) | mean ms | slowdown | accuracy |\n|---|---|---|---|")
     ref = s["ablation_reference"]
     lines.append(f"| (none: optimized) | {_fmt(ref['mean_ms'])} | 1.00x | {ref['accuracy']:.1%} |")

@@ -84,7 +84,8 @@ class Runner:
                                    item.expect_routes if row["route"] is not None else None)
         return {"variant": variant, "id": item.id, "kind": item.kind, "user": item.user, "q": item.q,
                 "expect_routes": item.expect_routes, **{k: row.get(k) for k in (
-                    "answer", "route", "tools", "llm_calls", "total_ms", "ttft_ms", "timings_ms", "error")}, **scored}
+                    "answer", "route", "tools", "llm_calls", "total_ms", "ttft_ms", "timings_ms", "error")},
+                "prefetch": row.get("prefetch") or {}, **scored}
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -146,7 +147,10 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
                         "hit_ms_p95": metrics.percentile([t["ms"] for t in tool_rows if t["cache"] == "hit"], 95),
                         "false_hits": sum(1 for r in opt_rows if any(t["cache"] == "hit" for t in r["tools"] or [])
                                           and not r["clean"])}
-    summary["prefetch"] = {"used": sum(t["cache"] == "prefetch" for t in tool_rows)}
+    started = sum(len((r.get("prefetch") or {}).get("started", [])) for r in opt_rows)
+    wasted = sum((r.get("prefetch") or {}).get("wasted", 0) for r in opt_rows)
+    summary["prefetch"] = {"started": started, "used": sum(t["cache"] == "prefetch" for t in tool_rows),
+                           "wasted": wasted, "accuracy": (started - wasted) / started if started else None}
     summary["faq_route_p95_ms"] = metrics.percentile([r["total_ms"] for r in opt_rows if r["route"] == "faq"], 95)
     summary["by_kind"] = {k: {v: summarize([r for r in rows if r["variant"] == v and r["kind"] == k])
                               for v in variants} for k in sorted({r["kind"] for r in rows})}

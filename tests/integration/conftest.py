@@ -73,3 +73,4 @@ def ask(helpdesk, clear_cache):
         return await run_turn(helpdesk, q, user, thread, ctx, deltas.append if deltas is not None else None)
 
     return _ask
+

@@ -1,16 +1,13 @@
 """LangGraph Studio's server (`langgraph dev`) serves the graph named in langgraph.json."""
 
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from app.settings import ROOT
+from tests.integration.servers import serving
 
 PORT = 12124
 
@@ -20,21 +17,9 @@ def studio(running):
     exe = Path(sys.executable).parent / "langgraph"
     cmd = [str(exe) if exe.exists() else shutil.which("langgraph"), "dev", "--no-browser", "--no-reload",
            "--port", str(PORT)]
-    log = open(ROOT / ".run" / "logs" / "studio-test.log", "wb")
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{PORT}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/ok", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert proc.poll() is None, "langgraph dev exited; see .run/logs/studio-test.log"
-        time.sleep(1)
-    yield url
-    proc.terminate()
-    proc.wait(15)
+    with serving(cmd, url + "/ok", "studio-test.log"):
+        yield url
 
 
 async def test_studio_runs_a_thread(studio):

@@ -1,7 +1,6 @@
 """The Gradio chat in a real browser: tokens arrive before the answer is complete, steps are shown."""
 
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from app.settings import ROOT
+from tests.integration.servers import serving
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -21,22 +21,9 @@ PORT = 17860
 @pytest.fixture(scope="module")
 def chat_url(running):
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
-    log = open(ROOT / ".run" / "logs" / "ui-test.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "app", "ui", "--port", str(PORT)], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{PORT}/"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert proc.poll() is None, "the chat UI exited; see .run/logs/ui-test.log"
-        time.sleep(0.5)
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    with serving([sys.executable, "-m", "app", "ui", "--port", str(PORT)], url, "ui-test.log", env=env):
+        yield url
 
 
 def _ask(page, question):

@@ -1,0 +1,34 @@
+"""Helpers for tests that run a server process (the chat UI, LangGraph's dev server)."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+
+import httpx
+
+from app.settings import ROOT
+
+
+@contextlib.contextmanager
+def serving(cmd: list[str], health_url: str, log_name: str, timeout: float = 180, env: dict | None = None):
+    """Run a server process for the duration of the block, once its health URL answers 200."""
+    log_path = ROOT / ".run" / "logs" / log_name
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    if httpx.get(health_url, timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert proc.poll() is None, f"{cmd[0]} exited; see {log_path}"
+                assert time.monotonic() < deadline, f"{cmd[0]} did not answer in {timeout:.0f} s; see {log_path}"
+                time.sleep(0.5)
+            yield
+        finally:
+            proc.terminate()
+            proc.wait(15)
