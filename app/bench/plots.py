@@ -46,8 +46,9 @@ def table(s: dict[str, Any]) -> str:
                  f"vLLM prefix-cache hit rate {_fmt(s['baseline'].get('prefix_cache_hit_rate', math.nan), 3)}")
     if "tracing" in p:
         t = p["tracing"]
-        lines.append(f"tracing (LangSmith + OpenTelemetry) overhead {t['overhead_pct']:+.2f}% "
-                     f"({_fmt(t['traced_mean_ms'], 1)} vs {_fmt(t['untraced_mean_ms'], 1)} ms per request)")
+        lines.append(f"tracing: OpenTelemetry {t['otel_overhead_ms']:+.1f} ms, OpenTelemetry + LangSmith "
+                     f"{t['overhead_ms']:+.1f} ms per request = {t['overhead_pct']:+.1f}% of a short (FAQ or "
+                     f"cache-hit) request, {t.get('overhead_pct_of_mean_request', math.nan):+.2f}% of the mean request")
     lines.append("\n| load | sessions | requests | throughput req/s | p95 ms | errors |\n|---|---|---|---|---|---|")
     for v, ld in s["load"].items():
         lines.append(f"| {v} | {ld['sessions']} | {ld['requests']} | {ld['throughput_rps']:.2f} | {_fmt(ld['p95_ms'])}"

@@ -178,8 +178,9 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
                          **await probes.fan_out(deps)}
     traced = [("When do we get paid?", "E1001"), ("How many leave days do I have left?", "E1002"),
               ("What is the hotel limit in Paris?", "E1003")]
-    summary["probes"]["tracing"] = await probes.tracing_overhead(runner.graph("optimized"), traced,
-                                                                 reps=3 if quick else 8)
+    tr = await probes.tracing_overhead(runner.graph("optimized"), traced, reps=3 if quick else 8)
+    tr["overhead_pct_of_mean_request"] = 100 * tr["overhead_ms"] / summary["optimized"]["mean_ms"]
+    summary["probes"]["tracing"] = tr
     per_session = 2 if quick else 3
     load_items = [i for i in all_items if i.session.startswith("s")]
     summary["load"] = {v: await load_test(runner, v, load_items, load_sessions if not quick else 4, per_session)
