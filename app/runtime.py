@@ -30,7 +30,7 @@ async def build_deps(settings: Settings) -> Deps:
     """Clients for every service, and the FAQ indexed in Redis (skipped when already current)."""
     # Model loading and file reads are blocking: keep them off the event loop (LangGraph's server checks).
     embedder = await asyncio.to_thread(load_embedder, settings.embedding_model)
-    await asyncio.to_thread(embedder.embed, ["warm up the thread pool and kernels", "a second, longer sentence"])
+    await embedder.run(embedder.embed, ["warm up the embedding thread and kernels", "a second, longer sentence"])
     redis = Redis.from_url(settings.redis, socket_timeout=2, socket_connect_timeout=2,
                            health_check_interval=10, retry_on_timeout=False)
     faq = FaqIndex(redis, await asyncio.to_thread(load_faq, FAQ_PATH))

@@ -6,7 +6,6 @@ holds per-request or per-user state, so replicas can run side by side.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
@@ -46,13 +45,13 @@ class Deps:
 
     async def embed(self, text: str) -> np.ndarray:
         """Embedding of a text, computed once per process for repeated texts."""
-        return await asyncio.to_thread(self._embed, text)
+        return await self.embedder.run(self._embed, text)
 
     async def embed_many(self, texts: list[str]) -> np.ndarray:
         """Embeddings of many texts: memoized ones reused, the rest computed in one batch."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._batch_memo]
         if missing:
-            vecs = await asyncio.to_thread(self.embedder.embed, missing)
+            vecs = await self.embedder.run(self.embedder.embed, missing)
             for t, v in zip(missing, vecs, strict=True):
                 self._batch_memo[t] = v
             while len(self._batch_memo) > 4096:  # bounded: drop the oldest

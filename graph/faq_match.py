@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tools.faq import FaqEntry
 
@@ -76,7 +77,8 @@ MONTH_OR_DAY = re.compile(r"\b(january|february|march|april|june|july|august|sep
                           r"tomorrow|last year|next year|this year)s?\b")
 
 
-def critical_words(text: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def critical_words(text: str) -> frozenset[str]:
     """The words whose change changes the answer."""
     low = text.lower()
     words = {canon for canon, pat in _SPELLING if pat.search(low)}
@@ -84,7 +86,7 @@ def critical_words(text: str) -> set[str]:
     words |= {f"@{m}" for m in MONTH_OR_DAY.findall(low)}
     if NEGATION.search(low):
         words.add("!neg")
-    return words
+    return frozenset(words)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -31,6 +32,7 @@ class Embedder:
 
         hf_logging.disable_progress_bar()
 
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self.name = model or bundled_model_path()
         self._model = SentenceTransformer(self.name, device="cpu")
         self.dim = int(self._model.get_embedding_dimension()
@@ -47,9 +49,17 @@ class Embedder:
         """Embed one text (blocking)."""
         return self.embed([text])[0]
 
+    async def run(self, fn, *args):  # noqa: ANN001, ANN201
+        """Run a blocking embedding call on the embedder's own thread, off the event loop.
+
+        One dedicated thread: torch pays its per-thread start-up once (about half a second on the first
+        call from a new thread), not on whichever pool thread a request happens to land on.
+        """
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
     async def aembed_one(self, text: str) -> np.ndarray:
         """Embed one text off the event loop, so concurrent requests keep moving."""
-        return await asyncio.to_thread(self.embed_one, text)
+        return await self.run(self.embed_one, text)
 
 
 @lru_cache(maxsize=4)

@@ -34,6 +34,9 @@ class FakeEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         return np.stack([self.embed_one(t) for t in texts])
 
+    async def run(self, fn, *args):
+        return fn(*args)
+
 
 class FakeFaq:
     """FAQ index over in-memory vectors."""
