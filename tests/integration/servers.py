@@ -15,6 +15,7 @@ from app.settings import ROOT
 def serving(cmd: list[str], health_url: str, log_name: str, timeout: float = 180, env: dict | None = None):
     """Run a server process for the duration of the block, once its health URL answers 200."""
     log_path = ROOT / ".run" / "logs" / log_name
+    log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
