@@ -228,7 +228,7 @@ class Nodes:
         if state.get("error"):
             answer = state["error"]
         elif state["route"] == "template" or (ctx.templates_enabled and state["route"] == "llm"):
-            answer = self._templated(state, results)
+            answer = templates.compose(state["route"], state.get("intent"), state["slots"], results)
             unknown = state["route"] == "llm" and not state.get("intent")
             if answer is None and ctx.templates_enabled and (unknown or all(r["name"] == "kb_search" for r in results)):
                 # A sure handbook answer beats whatever else a small model planned for an unknown question.
@@ -241,7 +241,7 @@ class Nodes:
         try:
             answer = await llm.write_answer(self.deps.llm, messages, ctx.answer_max_tokens, emit, self.deps.llm_gate)
         except llm.LLMUnavailable as exc:
-            answer = self._partial(state) or str(exc)
+            answer = templates.render_partial(state["route"], state["slots"], results) or str(exc)
             emit_chunked(answer)
             return {**self._finish(state, answer, state.get("llm_calls", 0) + 1), "error": str(exc)}
         return self._finish(state, answer, state.get("llm_calls", 0) + 1)
@@ -268,30 +268,6 @@ class Nodes:
             keep = ("month", "date", "city", "leave_type")
             update["last_slots"] = {k: v for k, v in state["slots"].items() if k in keep}
         return update
-
-    @staticmethod
-    def _partial(state: State) -> str | None:
-        """When some tools failed: what could not be fetched, and the rest that could."""
-        results = state.get("results") or []
-        failed = [r for r in results if not r["ok"]]
-        if not failed or state["route"] != "template":
-            return None
-        good = [r for r in results if r["ok"]]
-        parts = [templates.render(r["name"], state["slots"], [{**r, "id": r["name"]}]) for r in good]
-        said = " ".join(p for p in parts if p)
-        missing = "; ".join(f"{r['name'].replace('_', ' ')}: {r['error']}" for r in failed)
-        return (said + " " if said else "") + f"I could not fetch everything ({missing}). Please try again shortly."
-
-    @staticmethod
-    def _templated(state: State, results: list) -> str | None:
-        """Answer from templates: the intent's own, or one per part of a compound request."""
-        if state["route"] == "template":
-            return templates.render(state.get("intent"), state["slots"], results) or Nodes._partial(state)
-        intents = (state.get("intent") or "").split("+")
-        if not results or not all(i in templates.TEMPLATES and templates.TEMPLATES[i].render for i in intents):
-            return None
-        parts = [templates.render(i, state["slots"], results) for i in intents]
-        return " ".join(parts) if all(parts) else None  # type: ignore[arg-type]
 
     async def _extract(self, state: State, results: list, ctx: Context) -> str | None:
         """Quote the knowledge-base sentences that answer the question, when they clearly do."""

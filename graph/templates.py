@@ -130,3 +130,25 @@ def render(intent: str | None, slots: dict[str, Any], results: list[ToolResult])
     if any(call_id not in by_id for call_id, _, _ in tpl.calls):
         return None
     return tpl.render(slots, by_id)
+
+
+def render_partial(route: str, slots: dict[str, Any], results: list[ToolResult]) -> str | None:
+    """When some tools failed on a template path: what could not be fetched, and the rest that could."""
+    failed = [r for r in results if not r["ok"]]
+    if not failed or route != "template":
+        return None
+    parts = [render(r["name"], slots, [{**r, "id": r["name"]}]) for r in results if r["ok"]]
+    said = " ".join(p for p in parts if p)
+    missing = "; ".join(f"{r['name'].replace('_', ' ')}: {r['error']}" for r in failed)
+    return (said + " " if said else "") + f"I could not fetch everything ({missing}). Please try again shortly."
+
+
+def compose(route: str, intent: str | None, slots: dict[str, Any], results: list[ToolResult]) -> str | None:
+    """The templated answer: the intent's own, or one per part of a compound request (None: not templatable)."""
+    if route == "template":
+        return render(intent, slots, results) or render_partial(route, slots, results)
+    intents = (intent or "").split("+")
+    if not results or not all(i in TEMPLATES and TEMPLATES[i].render for i in intents):
+        return None
+    parts = [render(i, slots, results) for i in intents]
+    return " ".join(p for p in parts if p) if all(parts) else None
