@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -39,24 +38,23 @@ class Deps:
     llm_gate: LLMGate = field(default_factory=LLMGate)  # backpressure on the LLM
 
     def __post_init__(self) -> None:
-        # Memoize embeddings by text (bounded): FAQ match, kb cache and kb search share one.
-        self._embed = lru_cache(maxsize=2048)(self.embedder.embed_one)
-        self._batch_memo: dict[str, np.ndarray] = {}
+        # One bounded memo of embeddings by text: FAQ match, kb cache and answer extraction share it.
+        self._memo: dict[str, np.ndarray] = {}
 
     async def embed(self, text: str) -> np.ndarray:
         """Embedding of a text, computed once per process for repeated texts."""
-        return await self.embedder.run(self._embed, text)
+        return (await self.embed_many([text]))[0]
 
     async def embed_many(self, texts: list[str]) -> np.ndarray:
         """Embeddings of many texts: memoized ones reused, the rest computed in one batch."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._batch_memo]
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
         if missing:
             vecs = await self.embedder.run(self.embedder.embed, missing)
             for t, v in zip(missing, vecs, strict=True):
-                self._batch_memo[t] = v
-            while len(self._batch_memo) > 4096:  # bounded: drop the oldest
-                self._batch_memo.pop(next(iter(self._batch_memo)))
-        return np.stack([self._batch_memo[t] for t in texts])
+                self._memo[t] = v
+            while len(self._memo) > 4096:  # bounded: drop the oldest
+                self._memo.pop(next(iter(self._memo)))
+        return np.stack([self._memo[t] for t in texts])
 
     async def profile(self, user: str) -> dict[str, Any] | None:
         """The caller's profile (pinned facts), cached in Redis for a day."""

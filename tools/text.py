@@ -16,12 +16,6 @@ def content_words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower())) - GENERIC
 
 
-def overlap(query: str, text: str) -> float:
-    """Share of the query's content words found in the text (0..1)."""
-    q = content_words(query)
-    return len(q & content_words(text)) / len(q) if q else 0.0
-
-
 def idf_overlaps(query: str, texts: list[str]) -> list[float]:
     """Overlap of each text with the query, each query word weighted by how rare it is among the texts:
     in a list of holidays by country, "Spain" decides, "holidays" does not.

@@ -22,7 +22,8 @@ from tqdm import tqdm
 from app import services
 from app.ask import run_turn
 from app.bench import metrics, plots, probes
-from app.bench.workload import TODAY, Item, load, quick
+from app.bench.workload import TODAY, Item, load
+from app.bench.workload import quick as quick_slice
 from app.runtime import build_deps
 from app.settings import get_settings
 from graph.baseline import build_plain_agent, run_create_agent
@@ -122,7 +123,7 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     all_items = load()
-    items = quick_items(all_items) if quick else all_items
+    items = quick_slice(all_items) if quick else all_items
     abl_items = items[::2] if not quick else [i for i in items if i.session != "long01"][:6]
     deps = await build_deps(settings)
     runner = Runner(deps, run_id=str(int(time.time())))
@@ -196,11 +197,6 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     await deps.tools.aclose()
     await deps.redis.aclose()
     return 0
-
-
-def quick_items(items: list[Item]) -> list[Item]:
-    """The --quick slice (every kind of item, one long session)."""
-    return quick(items)
 
 
 async def speculative_ablation(settings: Any, runner: Runner, items: list[Item], ref: dict[str, Any]) -> dict[str, Any]:
