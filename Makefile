@@ -21,12 +21,15 @@ endif
 # The browser test drives Debian's chromium (Playwright never downloads a browser here).
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup up down status run test test-unit test-integration bench calibrate lint clean
+.PHONY: help setup router up down status run test test-unit test-integration bench calibrate lint clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
 
-setup: $(VENV)/.installed $(LLM_SETUP) $(CHROMIUM) ## install the app venv (.venv), vLLM's own venv, the model, chromium
+setup: $(VENV)/.installed $(LLM_SETUP) $(CHROMIUM) router ## install the app venv (.venv), vLLM's own venv, the model, chromium, the router
+
+router: $(VENV)/.installed ## train the router on data/router (both candidates; cached by a fingerprint of the data)
+	$(APP) -m app.router_train --kind both
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -72,7 +75,7 @@ test-integration: setup ## integration tests only: real vLLM, Redis, embeddings,
 bench: up ## benchmark against the plain agent (results under bench-results/)
 	$(APP) -m app bench
 
-calibrate: setup ## calibrate the FAQ threshold on the labelled dev set and store it
+calibrate: setup ## router accuracy, wrong shortcuts and coverage on the test split (kept in data/calibration.json)
 	$(APP) -m app calibrate --write
 
 lint: setup ## ruff

@@ -1,100 +1,133 @@
-"""Calibrate the FAQ threshold on the labelled dev set (held-out paraphrases and near misses).
+"""How well the router routes, on the test split it never saw: `python -m app calibrate [--json] [--write]`.
 
-For each threshold the FAQ decision (similarity + guard) is scored: precision is the share of
-shortcut answers that were the right entry, recall the share of paraphrases answered by the
-shortcut. The chosen threshold is the lowest with precision 1.0 on the dev set (no wrong
-answer), i.e. the most recall that costs no correctness.
+Every item of a split goes through the real decision (`graph/router.py`: thresholds, the
+nearest-example check, compound splitting, the language check), as the graph makes it. Reported:
+
+- intent accuracy: the router's label (its top label, or the parts of a compound request) equals
+  the gold one, whether or not it was sure enough to take a shortcut;
+- per-route precision and recall, and the confusion (gold -> predicted);
+- coverage: the share of items that took a shortcut (FAQ, template, handbook, refusal, writing);
+- wrong-shortcut rate: shortcuts taken on a wrong label, with a one-sided 95% Clopper-Pearson bound.
+
+Both candidate models are reported; thresholds come from the dev split (`app/router_train.py`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
+from collections import Counter, defaultdict
+from typing import Any
 
-import yaml
+import numpy as np
 
-from app.runtime import FAQ_PATH
+from app.router_train import (
+    DATA,
+    choose_model,
+    clopper_pearson_upper,
+    ensure_router,
+    label_counts,
+    load_split,
+    model_dir,
+)
 from app.settings import ROOT, get_settings
-from graph.context import CALIBRATION
-from graph.faq_match import decide
-from tools.embeddings import load_embedder
-from tools.faq import FaqEntry, load_faq
+from graph.router import Decision, Router, group_of
+from graph.router_model import RouterModel
+from tools.embeddings import Embedder, load_embedder
 
-DEV_PATH = ROOT / "data" / "faq_dev.yaml"
-
-
-@dataclass
-class Point:
-    """Scores at one threshold."""
-
-    threshold: float
-    precision: float
-    recall: float
-    hits: int
-    wrong: int
+REPORT = ROOT / "data" / "calibration.json"
+CALLER = "E1001"
 
 
-def score(items: list[dict], candidates: list[list[tuple[FaqEntry, float]]], threshold: float) -> Point:
-    """Precision and recall of the FAQ decision at one threshold."""
-    hits = wrong = found = 0
-    positives = sum(1 for it in items if it["faq"])
-    for it, cands in zip(items, candidates, strict=True):
-        d = decide(it["q"], cands, threshold)
-        if d.accepted:
-            hits += 1
-            if d.entry and d.entry.id == it["faq"]:
-                found += 1
-            else:
-                wrong += 1
-    return Point(threshold, (hits - wrong) / hits if hits else 1.0, found / positives if positives else 0.0,
-                 hits, wrong)
+def predicted(d: Decision) -> str:
+    """The label a decision stands for (compound requests: their sorted parts)."""
+    if d.label == "compound":
+        return "compound:" + "+".join(sorted(d.intents))
+    return d.label
 
 
-def sweep(items: list[dict], candidates: list[list[tuple[FaqEntry, float]]]) -> list[Point]:
-    """Every threshold from 0.50 to 0.99 in steps of 0.01."""
-    return [score(items, candidates, round(0.5 + i / 100, 2)) for i in range(50)]
+def gold(item: dict[str, Any]) -> str:
+    """The label an item must get (compound requests: their sorted parts)."""
+    if item["route"] == "compound":
+        return "compound:" + "+".join(sorted(item.get("parts") or []))
+    return item["route"]
 
 
-def choose(points: list[Point]) -> Point:
-    """Lowest threshold with no wrong shortcut answers (most recall at full precision)."""
-    perfect = [p for p in points if p.wrong == 0]
-    return min(perfect, key=lambda p: p.threshold) if perfect else max(points, key=lambda p: p.precision)
+def coarse(label: str) -> str:
+    """Route group of a label, for the per-route table and the confusion (FAQ entries together)."""
+    return "compound" if label.startswith("compound:") else group_of(label)
 
 
-async def candidates_for(items: list[dict], faq: dict[str, FaqEntry]) -> list[list[tuple[FaqEntry, float]]]:
-    """Nearest FAQ phrasings for each dev question, computed in memory (same model as the index)."""
-    emb = load_embedder(get_settings().embedding_model)
-    names = [(e, text) for e in faq.values() for text in e.phrasings]
-    index = emb.embed([t for _, t in names])
-    qs = emb.embed([it["q"] for it in items])
-    out = []
-    for qv in qs:
-        sims = index @ qv
-        best: dict[str, tuple[FaqEntry, float]] = {}
-        for (entry, _), s in zip(names, sims, strict=True):
-            if entry.id not in best or s > best[entry.id][1]:
-                best[entry.id] = (entry, float(s))
-        out.append(sorted(best.values(), key=lambda x: -x[1])[:3])
+async def decisions(model: RouterModel, embedder: Embedder, items: list[dict[str, Any]]) -> list[Decision]:
+    """The router's decision for every item (follow-ups asked after a salary question)."""
+
+    async def embed(texts: list[str]) -> np.ndarray:
+        return embedder.embed(texts)
+
+    router = Router(model, embed)
+    vecs = embedder.embed([it["q"] for it in items])
+    return [await router.decide(it["q"], vec, CALLER, ["salary"]) for it, vec in zip(items, vecs, strict=True)]
+
+
+def report(items: list[dict[str, Any]], decided: list[Decision]) -> dict[str, Any]:
+    """Accuracy, per-route precision/recall, confusion, coverage and wrong shortcuts of one split."""
+    pairs = [(gold(it), predicted(d), d.path != "llm") for it, d in zip(items, decided, strict=True)]
+    correct = sum(g == p for g, p, _ in pairs)
+    taken = [(g, p) for g, p, t in pairs if t]
+    wrong = [(g, p) for g, p in taken if g != p]
+    confusion: dict[str, Counter[str]] = defaultdict(Counter)
+    for g, p, _ in pairs:
+        confusion[coarse(g)][coarse(p) if g != p or coarse(g) != "faq" else "faq"] += 1
+    routes = sorted({coarse(g) for g, _, _ in pairs})
+    per_route = {}
+    for r in routes:
+        tp = sum(1 for g, p, _ in pairs if coarse(g) == r and g == p)
+        pred = sum(1 for _, p, _ in pairs if coarse(p) == r)
+        n = sum(1 for g, _, _ in pairs if coarse(g) == r)
+        per_route[r] = {"n": n, "precision": round(tp / pred, 4) if pred else None, "recall": round(tp / n, 4)}
+    return {
+        "items": len(items), "intent_accuracy": round(correct / max(1, len(items)), 4),
+        "shortcuts": len(taken), "coverage": round(len(taken) / max(1, len(items)), 4),
+        "wrong_shortcuts": len(wrong), "wrong_shortcut_rate": round(len(wrong) / max(1, len(taken)), 4),
+        "wrong_shortcut_rate_upper95": round(clopper_pearson_upper(len(wrong), len(taken)), 4),
+        "per_route": per_route, "confusion": {g: dict(c) for g, c in sorted(confusion.items())},
+        "wrong_examples": [{"q": it["q"], "gold": g, "predicted": p} for it, (g, p, t) in zip(items, pairs, strict=True)
+                           if t and g != p][:20],
+    }
+
+
+async def evaluate(kind: str) -> dict[str, Any]:
+    """One candidate model on the dev and test splits."""
+    settings = get_settings()
+    model = ensure_router(settings, kind)
+    embedder = load_embedder(settings.embedding_model)
+    if kind == "finetuned":
+        embedder = Embedder(str(model_dir(settings, kind, embedder.name) / "encoder"))
+    out: dict[str, Any] = {"model": {k: model.meta.get(k) for k in ("kind", "C", "support_floor", "thresholds",
+                                                                      "train_examples", "train_seconds")}}
+    for split in ("dev", "test"):
+        items = load_split(split)
+        out[split] = report(items, await decisions(model, embedder, items))
     return out
 
 
-async def main(write: bool = False, dev_path: Path = DEV_PATH) -> int:
-    """Print the sweep and the chosen point; with --write, store it for the graph to use."""
-    items = yaml.safe_load(dev_path.read_text())
-    faq = load_faq(FAQ_PATH)
-    cands = await candidates_for(items, faq)
-    points = sweep(items, cands)
-    chosen = choose(points)
-    for p in points[::5]:
-        print(f"threshold {p.threshold:.2f}  precision {p.precision:.3f}  recall {p.recall:.3f}  "
-              f"shortcuts {p.hits}  wrong {p.wrong}")
-    kinds = {k: sum(1 for it in items if it["kind"] == k) for k in sorted({it["kind"] for it in items})}
-    print(f"chosen threshold {chosen.threshold:.2f}: precision {chosen.precision:.3f}, recall {chosen.recall:.3f} "
-          f"on {len(items)} dev items {kinds}")
+async def main(as_json: bool = False, write: bool = False, kinds: tuple[str, ...] = ("frozen", "finetuned")) -> int:
+    """Report every candidate; `--write` keeps the summary in data/calibration.json."""
+    shipped = choose_model()
+    results = {"shipped": shipped, "data": str(DATA.relative_to(ROOT)), "splits": label_counts(),
+               "candidates": {k: await evaluate(k) for k in kinds}}
+    if as_json:
+        print(json.dumps(results, indent=2))
+    else:
+        for kind, r in results["candidates"].items():
+            for split in ("dev", "test"):
+                s = r[split]
+                print(f"{kind:9s} {split:4s}: intent accuracy {s['intent_accuracy']:.3f}, "
+                      f"coverage {s['coverage']:.3f}, "
+                      f"wrong shortcuts {s['wrong_shortcuts']}/{s['shortcuts']} = {s['wrong_shortcut_rate']:.3%} "
+                      f"(95% bound {s['wrong_shortcut_rate_upper95']:.2%})")
+        print(f"shipped: {shipped} (chosen on the dev split)")
     if write:
-        CALIBRATION.write_text(json.dumps({"faq_threshold": chosen.threshold, "precision": round(chosen.precision, 4),
-                                           "recall": round(chosen.recall, 4), "dev_items": len(items),
-                                           "by_kind": kinds}, indent=2) + "\n")
-        print(f"written to {CALIBRATION}")
+        slim = {k: {s: {m: v for m, v in r[s].items() if m != "wrong_examples"} if s in ("dev", "test") else v
+                    for s, v in r.items()} for k, r in results["candidates"].items()}
+        REPORT.write_text(json.dumps({**results, "candidates": slim}, indent=2) + "\n")
     return 0

@@ -59,7 +59,7 @@ def _ui(ns: argparse.Namespace) -> int:
 def _calibrate(ns: argparse.Namespace) -> int:
     from app.calibrate import main as calibrate_main
 
-    return asyncio.run(calibrate_main(write=ns.write))
+    return asyncio.run(calibrate_main(as_json=ns.json, write=ns.write))
 
 
 def _bench(ns: argparse.Namespace) -> int:
@@ -95,8 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--port", type=int, default=None)
     u.set_defaults(fn=_ui)
 
-    c = sub.add_parser("calibrate", help="calibrate the FAQ threshold on the labelled dev set")
-    c.add_argument("--write", action="store_true", help="store the chosen threshold in data/calibration.json")
+    c = sub.add_parser("calibrate", help="router accuracy, wrong shortcuts and coverage on the test split")
+    c.add_argument("--json", action="store_true", help="print the full report as JSON")
+    c.add_argument("--write", action="store_true", help="keep the summary in data/calibration.json")
     c.set_defaults(fn=_calibrate)
 
     b = sub.add_parser("bench", help="benchmark against the plain agent")

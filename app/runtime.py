@@ -8,13 +8,16 @@ import logging
 from langchain_openai import ChatOpenAI
 from redis.asyncio import Redis
 
+from app.router_train import ensure_router
 from app.settings import ROOT, Settings
+from graph import language, slots
 from graph.deps import Deps
 from graph.llm_gate import LLMGate
+from graph.router import Router
 from tools.cache import ToolCache
 from tools.client import ToolClient
 from tools.embeddings import load_embedder
-from tools.faq import FaqIndex, load_faq
+from tools.faq import load_faq
 
 log = logging.getLogger(__name__)
 FAQ_PATH = ROOT / "data" / "faq.yaml"
@@ -27,17 +30,22 @@ def make_llm(settings: Settings) -> ChatOpenAI:
 
 
 async def build_deps(settings: Settings) -> Deps:
-    """Clients for every service, and the FAQ indexed in Redis (skipped when already current)."""
+    """Clients for every service, the FAQ entries and the router (trained now if not cached yet)."""
     # Model loading and file reads are blocking: keep them off the event loop (LangGraph's server checks).
     embedder = await asyncio.to_thread(load_embedder, settings.embedding_model)
     await embedder.run(embedder.embed, ["warm up the embedding thread and kernels", "a second, longer sentence"])
     redis = Redis.from_url(settings.redis, socket_timeout=2, socket_connect_timeout=2,
                            health_check_interval=10, retry_on_timeout=False)
-    faq = FaqIndex(redis, await asyncio.to_thread(load_faq, FAQ_PATH))
-    try:
-        await faq.ensure(embedder)
-    except Exception as exc:  # noqa: BLE001 - without Redis the FAQ shortcut simply steps aside
-        log.warning("FAQ index not available (%s); the FAQ shortcut will step aside", exc)
-    return Deps(embedder=embedder, redis=redis, faq=faq, cache=ToolCache(redis),
+    faq = await asyncio.to_thread(load_faq, FAQ_PATH)
+    model = await asyncio.to_thread(ensure_router, settings)
+    await asyncio.to_thread(warm_parsers)
+    return Deps(embedder=embedder, redis=redis, faq=faq, router=Router(model), cache=ToolCache(redis),
                 tools=ToolClient(settings.backend), llm=make_llm(settings),
                 llm_gate=LLMGate(settings.llm_max_concurrency, settings.llm_max_queue))
+
+
+
+def warm_parsers() -> None:
+    """Load the date parser's and the language detector's data before the first question."""
+    slots.warm()
+    language.warm()

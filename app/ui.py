@@ -50,13 +50,14 @@ def step_lines(node: str, update: dict[str, Any]) -> list[str]:
     """One node's update as lines of the collapsible steps panel."""
     ms = (update.get("timings_ms") or {}).get(node)
     head = f"{node} {ms:.0f} ms" if ms is not None else node
-    faq = update.get("faq")
+    router = update.get("router") or {}
     lines = [head]
-    if node == "match_faq" and faq:
-        lines = [f"{head}: FAQ {'hit' if faq.get('accepted') else 'no match'} "
-                 f"({faq.get('id')}, similarity {faq.get('score')})"]
-    elif node == "route_intent":
-        lines = [f"{head}: {update.get('route')} path, intent {update.get('intent') or 'unknown'}"]
+    if node == "route_question" and router:
+        parts = f", parts {' + '.join(router['intents'])}" if router.get("label") == "compound" else ""
+        lines = [f"{head}: router chose {router.get('label')} (confidence {router.get('confidence', 0):.2f}"
+                 f"{parts}) -> {update.get('route')} path"]
+        if update.get("route") == "llm" and router.get("reason", "").startswith("not sure"):
+            lines.append("  - not sure enough for a shortcut: the full path answers")
     elif node == "prefetch_tools" and update.get("prefetch"):
         lines = [f"{head}: prefetching {len(update['prefetch'].get('started', []))} tool(s)"]
     elif node == "plan_tools":
@@ -109,6 +110,8 @@ async def respond(message: str, history: list, employee: str, thread: str) -> As
     except BaseException:
         task.cancel()
         raise
+    if row.get("answer"):  # the final text (an answer cut for repeating itself is shorter than its stream)
+        answer.content = row["answer"]
     if row.get("error") and row["error"] not in answer.content:
         answer.content = (answer.content + "\n\n" if answer.content else "") + row["error"]
     first = f", first token {row['ttft_ms']:.0f} ms" if row.get("ttft_ms") is not None else ""

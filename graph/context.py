@@ -2,20 +2,8 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass, fields
 from typing import Any
-
-CALIBRATION = Path(__file__).resolve().parent.parent / "data" / "calibration.json"
-
-
-def calibrated_faq_threshold(default: float = 0.80) -> float:
-    """The FAQ threshold chosen by `python -m app calibrate --write` (data/calibration.json)."""
-    try:
-        return float(json.loads(CALIBRATION.read_text())["faq_threshold"])
-    except (OSError, ValueError, KeyError):
-        return default
 
 
 @dataclass
@@ -28,7 +16,6 @@ class Context:
     cache_enabled: bool = True  # tool results through the Redis cache
     prefetch_enabled: bool = True  # start predicted tools before planning finishes
     pruning_enabled: bool = True  # prune long histories by relevance
-    faq_threshold: float = field(default_factory=calibrated_faq_threshold)
     kb_cache_threshold: float = 0.95  # cosine similarity for kb_search cache hits
     kb_answer_threshold: float = 0.55  # top passage similarity needed to quote it without the LLM
     max_tool_concurrency: int = 4
@@ -36,7 +23,7 @@ class Context:
     tool_retries: int = 1  # extra tries for idempotent calls that failed transiently
     max_tool_rounds: int = 2  # planning rounds on the LLM path: a failed call may be re-planned once
     plan_arguments: bool = False  # the LLM plan also writes arguments (slower; slot filling still overrides)
-    plan_evidence: bool = True  # drop planned tools the question gives no sign of needing (small models guess)
+    plan_evidence: bool = True  # drop planned tools the router gave no weight (small models plan at random)
     max_question_chars: int = 4000
     history_keep_turns: int = 2  # always kept when pruning
     history_relevant_turns: int = 2  # older turns kept by relevance

@@ -17,10 +17,11 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from graph.llm_gate import LLMGate
+from graph.router import Router
 from tools.cache import ToolCache
 from tools.client import ToolClient
 from tools.embeddings import Embedder
-from tools.faq import FaqIndex
+from tools.faq import FaqEntry
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,8 @@ class Deps:
 
     embedder: Embedder
     redis: Redis
-    faq: FaqIndex
+    faq: dict[str, FaqEntry]  # the FAQ entries the router may answer with
+    router: Router
     cache: ToolCache
     tools: ToolClient
     llm: BaseChatModel
@@ -40,6 +42,8 @@ class Deps:
     def __post_init__(self) -> None:
         # One bounded memo of embeddings by text: FAQ match, kb cache and answer extraction share it.
         self._memo: dict[str, np.ndarray] = {}
+        if self.router.embed is None:  # clauses of compound requests share the memo
+            self.router.embed = self.embed_many
 
     async def embed(self, text: str) -> np.ndarray:
         """Embedding of a text, computed once per process for repeated texts."""

@@ -1,9 +1,10 @@
 """The help-desk graph: every request takes the cheapest path that answers it correctly.
 
-START -> start_turn -> match_faq -> answer_faq -> END                   (FAQ early exit, no LLM)
--> route_intent -> call_tools -> write_answer -> END   (template)
--> prefetch_tools -> plan_tools -> call_tools ...  (LLM)
--> refuse -> END
+START -> start_turn -> route_question -> answer_faq -> END                      FAQ early exit, no LLM
+                                      -> call_tools -> write_answer -> END       templates, handbook quotes
+                                      -> prefetch_tools -> plan_tools -> call_tools -> ...   LLM plans
+                                      -> write_answer -> END                     free writing (LLM)
+                                      -> refuse -> END                           someone else's data, not English
 """
 
 from __future__ import annotations
@@ -20,26 +21,23 @@ from graph.nodes import Nodes
 from graph.state import InputState, State
 
 
-def route_after_start(state: State, runtime: Runtime[Context]) -> Literal["refuse", "match_faq", "route_intent"]:
-    """Bad input is answered at once; otherwise try the FAQ first when it is on."""
-    if state["route"] == "invalid":
-        return "refuse"
-    return "match_faq" if (runtime.context or Context()).faq_enabled else "route_intent"
+def route_after_start(state: State) -> Literal["refuse", "route_question"]:
+    """Bad input is answered at once; everything else goes to the learned router."""
+    return "refuse" if state["route"] == "invalid" else "route_question"
 
 
-def route_after_faq(state: State) -> Literal["answer_faq", "route_intent"]:
-    """A sure FAQ match answers; anything else continues to intent routing."""
-    return "answer_faq" if state["route"] == "faq" else "route_intent"
-
-
-def route_after_intent(
+def route_after_router(
     state: State, runtime: Runtime[Context]
-) -> Literal["refuse", "call_tools", "prefetch_tools", "plan_tools"]:
-    """Refuse other people's data; templates go straight to the tools; the rest plans with the LLM."""
+) -> Literal["answer_faq", "refuse", "call_tools", "prefetch_tools", "plan_tools", "write_answer"]:
+    """The router's path: FAQ, refusal, templates (and handbook quotes), free writing, or an LLM plan."""
+    if state["route"] == "faq":
+        return "answer_faq"
     if state["route"] in ("refused", "invalid"):
         return "refuse"
     if state["route"] == "template":
         return "call_tools"
+    if state.get("intent") == "free_writing":
+        return "write_answer"
     return "prefetch_tools" if (runtime.context or Context()).prefetch_enabled else "plan_tools"
 
 
@@ -62,9 +60,8 @@ def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "help
     nodes = Nodes(deps)
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
     builder.add_node("start_turn", nodes.start_turn)
-    builder.add_node("match_faq", nodes.match_faq)
+    builder.add_node("route_question", nodes.route_question)
     builder.add_node("answer_faq", nodes.answer_faq)
-    builder.add_node("route_intent", nodes.route_intent)
     builder.add_node("prefetch_tools", nodes.prefetch_tools)
     builder.add_node("plan_tools", nodes.plan_tools)
     builder.add_node("call_tools", nodes.call_tools)
@@ -72,10 +69,9 @@ def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "help
     builder.add_node("refuse", nodes.refuse)
 
     builder.add_edge(START, "start_turn")  # every turn: read the question, pin the caller, reset
-    builder.add_conditional_edges("start_turn", route_after_start)  # bad input / FAQ / intents
-    builder.add_conditional_edges("match_faq", route_after_faq)  # sure FAQ hit exits early
+    builder.add_conditional_edges("start_turn", route_after_start)  # bad input / the router
+    builder.add_conditional_edges("route_question", route_after_router)  # FAQ / refuse / template / write / LLM
     builder.add_edge("answer_faq", END)  # FAQ answers need no LLM and no tools
-    builder.add_conditional_edges("route_intent", route_after_intent)  # refuse / template / LLM
     builder.add_edge("prefetch_tools", "plan_tools")  # predicted tools run while the LLM plans
     builder.add_conditional_edges("plan_tools", route_after_plan)  # run the plan, or explain failure
     builder.add_conditional_edges("call_tools", route_after_tools)  # bounded re-plan on failures

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ from graph.state import ToolCall, ToolResult
 from tools.registry import TOOLS
 
 log = logging.getLogger(__name__)
+REPEAT_NGRAM = 6
 PLAN_SCHEMAS = {True: plan_schema(with_args=True), False: plan_schema(with_args=False)}
 
 
@@ -80,16 +82,38 @@ async def plan_tools(llm: BaseChatModel, messages: list[AnyMessage], max_tokens:
         return []
 
 
+def repeat_start(text: str, n: int = REPEAT_NGRAM) -> int | None:
+    """Where a text starts saying again what it already said (a repeated run of `n` words), else None.
+
+    Small models at greedy decoding loop on one sentence until the token limit; an answer is cut
+    at the start of the repeat.
+    """
+    words = list(re.finditer(r"\S+", text))
+    seen: set[tuple[str, ...]] = set()
+    for i in range(len(words) - n + 1):
+        gram = tuple(w.group(0).lower().strip(".,;:!?") for w in words[i:i + n])
+        if gram in seen:
+            return words[i].start()
+        seen.add(gram)
+    return None
+
+
 async def write_answer(llm: BaseChatModel, messages: list[AnyMessage], max_tokens: int,
                        on_delta: Callable[[str], None], gate: LLMGate | None = None) -> str:
-    """Stream the answer, passing each piece to `on_delta` as it arrives."""
+    """Stream the answer, passing each piece to `on_delta` as it arrives; stop when it starts repeating."""
     parts: list[str] = []
+    bound = llm.bind(max_tokens=max_tokens, frequency_penalty=0.4, presence_penalty=0.2,
+                     extra_body={"repetition_penalty": 1.15})
     try:
         async with gate.slot() if gate else contextlib.nullcontext():
-            async for chunk in llm.bind(max_tokens=max_tokens).with_config(run_name="answer_llm").astream(messages):
+            async for chunk in bound.with_config(run_name="answer_llm").astream(messages):
                 text = str(chunk.content or "")
                 if text:
                     parts.append(text)
+                    cut = repeat_start("".join(parts))
+                    if cut is not None:  # closing the stream aborts the request in vLLM
+                        log.info("answer started repeating itself after %d characters; cut", cut)
+                        return "".join(parts)[:cut].rstrip()
                     on_delta(text)
     except LLMUnavailable:
         raise

@@ -19,13 +19,14 @@ from graph import extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import Prefetcher, run_plan
-from graph.faq_match import decide
-from graph.intents import detect, tool_evidence
-from graph.prompts import answer_messages, planner_messages
+from graph.language import ENGLISH_ONLY
+from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import history_of, prune
 from graph.slots import fill_slots
-from graph.state import RESET, State
+from graph.state import RESET, Part, State
 from graph.tracing import annotate, node_span
+from tools.domain import ASK_HR, ASK_IT, EMPLOYEE_ID
+from tools.registry import TEMPLATE_INTENTS
 
 Node = Callable[[State, Runtime[Context]], Awaitable[dict[str, Any]]]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -71,6 +72,23 @@ def normalize(text: str) -> str:
     return " ".join(_CONTROL.sub(" ", text).split())
 
 
+def refusal(question: str, user: str) -> str:
+    """Why someone else's personal data is not shared, naming whose when the question gives an id."""
+    who = next(iter(sorted({e.upper() for e in EMPLOYEE_ID.findall(question)} - {user})), "another employee")
+    return (f"I can only share your own salary, attendance and leave figures, not those of {who}. "
+            "They can ask me themselves, or HR can help.")
+
+
+def not_in_handbook(results: list[Any]) -> str:
+    """The grounded reply when the handbook has no clear answer: say so, and where to ask instead."""
+    kb = next((r for r in results if r["name"] == "kb_search" and r["ok"]), None)
+    passages = ((kb or {}).get("data") or {}).get("passages") or []
+    near = passages and float(passages[0].get("score", 0.0)) >= 0.45  # only a section that is at least on topic
+    closest = f' The closest section of the handbook is "{passages[0]["title"]}".' if near else ""
+    return (f"I couldn't find a clear answer to that in the Brightmart handbook, so I won't guess.{closest} "
+            f"For HR questions ask {ASK_HR}; for IT problems contact {ASK_IT}.")
+
+
 class Nodes:
     """Node functions bound to the process's resources."""
 
@@ -86,6 +104,7 @@ class Nodes:
         question = normalize(raw)
         fresh: dict[str, Any] = {
             "turn_id": uuid.uuid4().hex, "question": question, "route": "", "intent": None, "slots": {},
+            "router": {}, "parts": [],
             "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
             "tool_rounds": 0, "error": None, "timings_ms": {RESET: 0.0},
         }
@@ -106,25 +125,47 @@ class Nodes:
         return {**fresh, "user": user}
 
     @timed
-    async def match_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Nearest FAQ entry by vector search; accepted only above the threshold and past the guard."""
+    async def route_question(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """The learned router picks the path; the slots and the plan follow from its choice."""
         ctx = runtime.context or Context()
-        vec = await self.deps.embed(state["question"])
-        try:
-            nearest = await self.deps.faq.nearest(vec, k=10)
-        except Exception:  # noqa: BLE001 - Redis down: no shortcut, the full path answers
-            return {"faq": {"accepted": False, "reason": "FAQ index unavailable"}}
-        best: dict[str, tuple] = {}
-        for entry, hit in nearest:  # best phrasing per entry, so the margin compares entries
-            best.setdefault(entry.id, (entry, hit.score))
-        d = decide(state["question"], list(best.values()), ctx.faq_threshold)
-        faq = {"id": d.entry.id if d.entry else None, "score": round(d.score, 4), "accepted": d.accepted,
-               "reason": d.reason}
-        annotate(faq_hit=d.accepted, faq_score=faq["score"])
-        if d.accepted and d.entry:
-            annotate(route="faq")
-            return {"faq": faq, "route": "faq", "answer": d.entry.answer}
-        return {"faq": faq}
+        question, user = state["question"], state["user"]
+        vec = await self.deps.embed(question)
+        d = await self.deps.router.decide(question, vec, user, state.get("last_intents"), ctx.faq_enabled,
+                                          ctx.templates_enabled)
+        update: dict[str, Any] = {"router": d.summary}
+        annotate(router_label=d.label, router_confidence=round(d.confidence, 3))
+        if d.path == "foreign":
+            return self._route(update, "refused", ENGLISH_ONLY)
+        if d.path == "faq" and d.faq_id in self.deps.faq:
+            entry = self.deps.faq[d.faq_id]
+            update["faq"] = {"id": entry.id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
+            annotate(faq_hit=True, faq_score=round(d.confidence, 4))
+            return self._route(update, "faq", entry.answer)
+        profile = await self._profile(state)
+        if profile is None:
+            return self._route(update, "invalid", f"I don't know the employee id {user!r}; please sign in with "
+                               "your own id (E1001 to E1020 in the demo).")
+        update["profile"] = profile
+        if d.path == "refuse":
+            return self._route(update, "refused", refusal(question, user))
+        previous = state.get("last_slots") if d.label == "follow_up" else None
+        slots = fill_slots(question, today_of(ctx), profile, previous)
+        update["slots"] = slots
+        if d.path == "template":
+            parts = [self._part(intent, d.clauses[i] if d.clauses else "", slots, profile, ctx)
+                     for i, intent in enumerate(d.intents)]
+            plan = templates.plan_parts(parts, user)
+            if plan is not None:
+                return {**update, **self._label("template", parts), "parts": parts, "plan": plan}
+            return {**update, **self._label("llm", parts), "parts": parts}  # a slot is missing: the LLM plans
+        if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
+            parts = [Part(intent="policy_lookup", slots=slots)]
+            return {**update, **self._label("template", parts), "parts": parts,
+                    "plan": templates.plan_parts(parts, user) or []}
+        if d.path == "write":
+            return {**update, "route": "llm", "intent": "free_writing", "parts": []}
+        parts = [Part(intent=i, slots=slots) for i in d.intents]
+        return {**update, **self._label("llm", parts), "parts": parts}
 
     @timed
     async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -132,28 +173,26 @@ class Nodes:
         emit_chunked(state["answer"])
         return {"messages": [AIMessage(state["answer"])]}
 
-    @timed
-    async def route_intent(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Detect the intent, fill slots, and build the plan from a template when one fits."""
-        ctx = runtime.context or Context()
-        profile = await self._profile(state)
-        if profile is None:
-            return {"route": "invalid", "answer": f"I don't know the employee id {state['user']!r}; please sign "
-                    "in with your own id (E1001 to E1020 in the demo)."}
-        det = detect(state["question"], state["user"], state.get("last_intent"))
-        previous = state.get("last_slots") if det.follow_up else None
-        slots = fill_slots(state["question"], today_of(ctx), profile, previous)
-        if det.refusal:
-            annotate(route="refused", intent=det.label)
-            return {"route": "refused", "intent": det.label, "slots": slots, "answer": det.refusal,
-                    "profile": profile}
-        if ctx.templates_enabled and len(det.intents) == 1:
-            plan = templates.instantiate(det.intents[0], slots, state["user"])
-            if plan is not None:
-                annotate(route="template", intent=det.label)
-                return {"route": "template", "intent": det.label, "slots": slots, "plan": plan, "profile": profile}
-        annotate(route="llm", intent=det.label)
-        return {"route": "llm", "intent": det.label, "slots": slots, "profile": profile}
+    def _part(self, intent: str, clause: str, slots: dict[str, Any], profile: dict[str, Any], ctx: Context) -> Part:
+        """One part of a request: its FAQ answer, or its intent with slots read from its own clause first."""
+        if intent.startswith("faq:") and intent[4:] in self.deps.faq:
+            return Part(intent=intent, slots={}, answer=self.deps.faq[intent[4:]].answer)
+        if not clause:
+            return Part(intent=intent, slots=slots)
+        own = fill_slots(clause, today_of(ctx), profile)
+        merged = {**slots, **{k: v for k, v in own.items() if own["sources"].get(k) == "question"}}
+        return Part(intent=intent, slots={**merged, "question": slots["question"]})
+
+    @staticmethod
+    def _route(update: dict[str, Any], route: str, answer: str) -> dict[str, Any]:
+        annotate(route=route)
+        return {**update, "route": route, "answer": answer}
+
+    @staticmethod
+    def _label(route: str, parts: list[Part]) -> dict[str, Any]:
+        label = "+".join(p["intent"] for p in parts) or None
+        annotate(route=route, intent=label)
+        return {"route": route, "intent": label}
 
     async def _profile(self, state: State) -> dict[str, Any] | None:
         """Pinned facts about the caller (cached in Redis); None when the backend does not know them."""
@@ -169,13 +208,17 @@ class Nodes:
     async def prefetch_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Start likely, cheap, idempotent tools now; planning with the LLM takes seconds."""
         ctx = runtime.context or Context()
-        predicted: list[tuple[str, dict[str, Any]]] = []
-        for intent in (state.get("intent") or "policy_lookup").split("+"):
-            for call in templates.instantiate(intent, state["slots"], state["user"]) or []:
-                if not call["depends_on"]:
-                    predicted.append((call["name"], call["args"]))
+        predicted = [(c["name"], c["args"]) for c in self._expected_calls(state) if not c["depends_on"]]
         started = Prefetcher.start(state["turn_id"], self.deps, predicted, state["user"], ctx)
         return {"prefetch": {"started": started, "used": 0, "wasted": 0}}
+
+    def _expected_calls(self, state: State) -> list[Any]:
+        """The calls the router's intents imply (the handbook for a question it could not place)."""
+        parts = state.get("parts") or [Part(intent="policy_lookup", slots=state["slots"])]
+        calls = []
+        for part in parts:
+            calls += templates.instantiate(part["intent"], part["slots"], state["user"]) or []
+        return calls
 
     @timed
     async def plan_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -193,14 +236,13 @@ class Nodes:
             self._cancel_prefetch(state)
             return {"error": str(exc), "llm_calls": state.get("llm_calls", 0) + 1}
         plan = llm.repair_plan(raw, state["slots"], state["user"], state["question"])
-        if ctx.plan_evidence:
-            plan = [c for c in plan if tool_evidence(c["name"], state["question"])]
+        if ctx.plan_evidence:  # a small model's plan adds tools at random: keep those the router saw a hint of
+            hinted = set((state.get("router") or {}).get("hinted_tools", [])) | {"kb_search"}
+            plan = [c for c in plan if c["name"] in hinted]
             plan = [c for c in plan if all(d in {p["id"] for p in plan} for d in c["depends_on"])]
-        wanted = (state.get("intent") or "policy_lookup").split("+")  # unknown requests consult the handbook
-        for intent in wanted:  # what the question plainly asks is kept
-            for call in templates.instantiate(intent, state["slots"], state["user"]) or []:
-                if all(c["name"] != call["name"] for c in plan):
-                    plan.append(call)
+        for call in self._expected_calls(state):  # what the router placed is kept
+            if all(c["name"] != call["name"] for c in plan):
+                plan.append(call)
         return {"plan": plan, "llm_calls": state.get("llm_calls", 0) + 1,
                 "tool_rounds": state.get("tool_rounds", 0) + 1}
 
@@ -221,27 +263,32 @@ class Nodes:
 
     @timed
     async def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Template answer from the results when possible; otherwise the LLM writes it (streamed)."""
+        """Template answer from the results; a handbook quote; "not in the handbook"; or the LLM writes."""
         ctx = runtime.context or Context()
         results = state.get("results") or []
-        answer = None
-        if state.get("error"):
-            answer = state["error"]
-        elif state["route"] == "template" or (ctx.templates_enabled and state["route"] == "llm"):
-            answer = templates.compose(state["route"], state.get("intent"), state["slots"], results)
-            unknown = state["route"] == "llm" and not state.get("intent")
-            if answer is None and ctx.templates_enabled and (unknown or all(r["name"] == "kb_search" for r in results)):
-                # A sure handbook answer beats whatever else a small model planned for an unknown question.
-                answer = await self._extract(state, results, ctx)
+        answer = state.get("error")
+        writing = state.get("intent") == "free_writing"
+        if answer is None and not writing and (state["route"] == "template" or ctx.templates_enabled):
+            parts = state.get("parts") or []
+            if state["route"] == "llm" and not templates.compose(parts, results):
+                parts = templates.parts_from_results(state["slots"], results)  # what the LLM's plan fetched
+            answer = templates.compose(parts, results) or templates.render_partial(parts, results)
+            if answer is None and (any(r["name"] == "kb_search" for r in results) or state["route"] == "llm"):
+                # Handbook questions are quoted, never paraphrased by a small model; nothing sure: say so.
+                answer = await self._extract(state, results, ctx) or not_in_handbook(results)
         if answer is not None:
             emit_chunked(answer)
             return self._finish(state, answer, state.get("llm_calls", 0))
-        messages = answer_messages(state["profile"], today_of(ctx).isoformat(), self._history(state, ctx),
-                                   state["question"], llm.results_text(results))
+        history = self._history(state, ctx)
+        if writing:
+            messages = writing_messages(state["profile"], today_of(ctx).isoformat(), history, state["question"])
+        else:
+            messages = answer_messages(state["profile"], today_of(ctx).isoformat(), history, state["question"],
+                                       llm.results_text(results))
         try:
             answer = await llm.write_answer(self.deps.llm, messages, ctx.answer_max_tokens, emit, self.deps.llm_gate)
         except llm.LLMUnavailable as exc:
-            answer = templates.render_partial(state["route"], state["slots"], results) or str(exc)
+            answer = templates.render_partial(state.get("parts") or [], results) or str(exc)
             emit_chunked(answer)
             return {**self._finish(state, answer, state.get("llm_calls", 0) + 1), "error": str(exc)}
         return self._finish(state, answer, state.get("llm_calls", 0) + 1)
@@ -263,8 +310,9 @@ class Nodes:
 
     def _finish(self, state: State, answer: str, llm_calls: int) -> dict[str, Any]:
         update: dict[str, Any] = {"answer": answer, "llm_calls": llm_calls, "messages": [AIMessage(answer)]}
-        if state.get("intent") and state["route"] in ("template", "llm"):
-            update["last_intent"] = state["intent"]
+        intents = [p["intent"] for p in state.get("parts") or [] if p["intent"] in TEMPLATE_INTENTS]
+        if intents and state["route"] in ("template", "llm"):
+            update["last_intents"] = intents
             keep = ("month", "date", "city", "leave_type")
             update["last_slots"] = {k: v for k, v in state["slots"].items() if k in keep}
         return update

@@ -1,117 +1,128 @@
-"""Slot filling: months, dates, cities and leave types read from the question, the conversation
-and the caller's profile. Pure functions, deterministic given `today`.
+"""Slot filling: months, days, cities and leave types read from the question, then the conversation,
+then the caller's profile. Deterministic given `today`.
 
-Every value produced is validated (a month is YYYY-MM with a real month, a city comes from a
-gazetteer or a capitalized word of letters), so nothing a user types reaches a tool unchecked.
+Regexes only find the phrases that name a time ("last month", "in October", "on Friday", "two
+weeks ago", "the 3rd"); `dateparser`, anchored at the run's date, turns them into dates. Every
+value is validated (a month is a real YYYY-MM, a city comes from the domain's gazetteer or is a
+capitalized word of letters), so nothing a user types reaches a tool unchecked.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
+from typing import Any, Literal
 
-MONTHS = {m: i + 1 for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"])}
-MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
-MONTHS["sept"] = 9
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-CITIES = ["Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon", "Vienna", "Dublin", "London", "Rome",
-          "Barcelona", "Munich", "Brussels", "Prague", "Warsaw", "Stockholm", "Copenhagen", "Oslo", "Zurich",
-          "Athens", "Rotterdam", "Hamburg", "Lyon", "Porto", "Frankfurt", "Utrecht", "Seville", "Valencia",
-          "Cork", "Salzburg", "Turin", "Naples", "Nice", "Marseille", "Cologne", "Antwerp", "Geneva"]
-_CITY_RE = re.compile(r"\b(" + "|".join(CITIES) + r")\b", re.IGNORECASE)
-_IN_PLACE_RE = re.compile(r"\b(?:in|at|for|to)\s+([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)\b")
-_NOT_PLACES = {w.title() for w in [*MONTHS, *WEEKDAYS, "today", "tomorrow", "the", "my", "this", "next",
-                                   "last", "myhr", "spendwise", "brightconnect", "it", "hr", "me", "office"]}
-LEAVE_SYNONYMS = {
-    "annual": ["annual", "vacation", "holiday leave", "holidays", "pto", "paid time off", "time off"],
-    "sick": ["sick", "illness", "ill ", "sickness"],
-    "maternity": ["maternity", "pregnan"],
-    "paternity": ["paternity", "partner leave", "father"],
-    "parental": ["parental"],
-    "bereavement": ["bereavement", "compassionate", "funeral", "death in the family"],
-    "study": ["study", "exam leave", "education leave"],
-    "unpaid": ["unpaid"],
-}
+import dateparser
+
+from tools.domain import CITIES, CITY_PATTERN, LEAVE_PATTERNS, LEAVE_PRIORITY, MONTH_NAMES, WEEKDAYS
+
+# "may" is the month unless a pronoun follows ("may I ...").
+_MONTHS = "|".join([*(m for m in MONTH_NAMES if m != "may"), *(m[:3] for m in MONTH_NAMES if m != "may"), "sept",
+                    r"may(?!\s+(?:i|we|you|they|he|she)\b)"])
+_DAYS = "|".join(WEEKDAYS)
+_NUM = r"\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an|a couple of"
+# Phrases that name a time; the first that dateparser understands wins.
+_TIME_PHRASES = re.compile(
+    r"\b(?:day after tomorrow|tomorrow|today|tonight|yesterday|right now|this (?:morning|afternoon|evening)"
+    rf"|(?:this|next|the)? ?week-?end"
+    rf"|(?:last|previous|past|this|current|next) (?:month|week|year)"
+    rf"|(?:{_NUM}) (?:days?|weeks?|months?) ago"
+    rf"|(?:(?:this|next|last|on) )?(?:{_DAYS})"
+    rf"|(?:the )?\d{{1,2}}(?:st|nd|rd|th)?(?: of)? (?:{_MONTHS})\b(?: \d{{4}})?"
+    rf"|(?:the )?\d{{1,2}}(?:st|nd|rd|th)"
+    rf"|(?:{_MONTHS})\.? \d{{1,2}}(?:st|nd|rd|th)?\b(?!\d)"
+    rf"|(?:{_MONTHS})(?:\.|\b)(?:,? (?:20\d\d))?"
+    r"|20\d\d-\d\d(?:-\d\d)?)\b",
+    re.IGNORECASE)
+_ISO = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+_ORDINAL_DAY = re.compile(r"^(?:the )?(\d{1,2})(?:st|nd|rd|th)$", re.IGNORECASE)
+_IN_PLACE = re.compile(r"\b(?:in|at|for|to)\s+([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)\b")
+_NOT_PLACES = {w.title() for w in [*MONTH_NAMES, *WEEKDAYS, "today", "tomorrow", "the", "my", "this", "next",
+                                   "last", "myhr", "spendwise", "brightconnect", "it", "hr", "me", "office",
+                                   "march", "may", "brightmart", "q1", "q2", "q3", "q4"]}
+Prefer = Literal["past", "future"]
+
+
+def _parse(phrase: str, today: date, prefer: Prefer) -> date | None:
+    """One time phrase as a date, relative to `today` (None when it is not one)."""
+    phrase = phrase.strip().lower()
+    iso = _ISO.match(phrase)
+    if iso:  # exact dates are validated here, never guessed
+        try:
+            return date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3) or 1))
+        except ValueError:
+            return None
+    if phrase in ("this month", "current month"):
+        return today
+    if phrase in ("right now",) or phrase.startswith("this ") and phrase.split()[1] in ("morning", "afternoon",
+                                                                                         "evening"):
+        return today
+    if "weekend" in phrase:  # the coming Saturday (today when it is one)
+        return today + timedelta(days=(5 - today.weekday()) % 7)
+    ordinal = _ORDINAL_DAY.match(phrase)
+    if ordinal:  # "the 3rd": that day of this month (or the month before when it is still to come)
+        try:
+            day = today.replace(day=int(ordinal.group(1)))
+            if prefer == "past" and day > today:
+                day = (today.replace(day=1) - timedelta(days=1)).replace(day=day.day)
+            elif prefer == "future" and day < today:
+                day = (today.replace(day=28) + timedelta(days=4)).replace(day=day.day)
+        except ValueError:  # the 31st of a 30-day month
+            return None
+        return day
+    phrase = re.sub(r"^(?:on|this) ", "", phrase)
+    base = datetime(today.year, today.month, today.day)
+    parsed = dateparser.parse(phrase, languages=["en"], settings={
+        "RELATIVE_BASE": base, "PREFER_DATES_FROM": prefer, "RETURN_AS_TIMEZONE_AWARE": False})
+    return parsed.date() if parsed else None
+
+
+def time_phrases(text: str) -> list[str]:
+    """The phrases of a question that name a time, in order."""
+    return [m.group(0) for m in _TIME_PHRASES.finditer(text)]
 
 
 def month_slot(text: str, today: date) -> str | None:
-    """The month a question is about, as YYYY-MM, or None when it names none."""
-    low = text.lower()
-    m = re.search(r"\b(20\d\d)-(0[1-9]|1[0-2])\b", low)
-    if m:
-        return f"{m.group(1)}-{m.group(2)}"
-    if re.search(r"\b(last|previous|past) month\b", low):
-        prev = today.replace(day=1) - timedelta(days=1)
-        return f"{prev.year}-{prev.month:02d}"
-    if re.search(r"\b(this|current) month\b|\bso far\b", low):
+    """The month a question is about, as YYYY-MM (past months preferred: payslips are history)."""
+    for phrase in time_phrases(text):
+        d = _parse(phrase, today, "past")
+        if d is not None:
+            return f"{d.year}-{d.month:02d}"
+    if re.search(r"\bso far\b", text, re.IGNORECASE):
         return f"{today.year}-{today.month:02d}"
-    for m in re.finditer(r"\b(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b(?:\s+(20\d\d))?", low):
-        if m.group(1) == "may" and not m.group(2) and re.match(r"may (i|we|you|they|he|she)\b", low[m.start():]):
-            continue  # the verb, not the month
-        month = MONTHS[m.group(1)]
-        year = int(m.group(2)) if m.group(2) else today.year - (month > today.month)
-        return f"{year}-{month:02d}"
     return None
 
 
 def date_slot(text: str, today: date) -> str | None:
-    """The day a question is about, as YYYY-MM-DD, or None when it names none."""
-    low = text.lower()
-    m = re.search(r"\b(20\d\d-\d\d-\d\d)\b", low)
-    if m:
-        try:
-            return date.fromisoformat(m.group(1)).isoformat()
-        except ValueError:
-            return None
-    if "day after tomorrow" in low:
-        return (today + timedelta(days=2)).isoformat()
-    if "tomorrow" in low:
-        return (today + timedelta(days=1)).isoformat()
-    if re.search(r"\b(today|tonight|right now|now|this morning|this afternoon|this evening)\b", low):
-        return today.isoformat()
-    if "weekend" in low:
-        return (today + timedelta(days=(5 - today.weekday()) % 7)).isoformat()
-    for i, wd in enumerate(WEEKDAYS):
-        if re.search(rf"\b{wd}\b", low):
-            return (today + timedelta(days=(i - today.weekday()) % 7)).isoformat()
-    m = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(" + "|".join(MONTHS) + r")\b|\b(" + "|".join(MONTHS)
-                  + r")\s+(\d{1,2})(?:st|nd|rd|th)?\b", low)
-    if m:
-        day, mon = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-        try:
-            d = date(today.year, MONTHS[mon], int(day))
-        except ValueError:
-            return None
-        return (d if d >= today - timedelta(days=31) else d.replace(year=d.year + 1)).isoformat()
+    """The day a question is about, as YYYY-MM-DD (coming days preferred: forecasts are ahead)."""
+    for phrase in time_phrases(text):
+        d = _parse(phrase, today, "future")
+        if d is not None:
+            return d.isoformat()
     return None
 
 
 def city_slot(text: str) -> str | None:
     """A city named in the question: from the gazetteer, or a capitalized place after in/at/for."""
-    m = _CITY_RE.search(text)
+    m = CITY_PATTERN.search(text)
     if m:
-        return m.group(1).title()
-    for cand in _IN_PLACE_RE.findall(text):
+        return next(c for c in CITIES if c.lower() == m.group(0).lower())
+    for cand in _IN_PLACE.findall(text):
         if cand.split()[0] not in _NOT_PLACES:
             return cand
     return None
 
 
 def leave_type_slot(text: str) -> str | None:
-    """The kind of leave a question is about."""
-    low = f" {text.lower()} "
-    for kind, words in LEAVE_SYNONYMS.items():
-        if any(w in low for w in words):
-            return kind
-    return None
+    """The kind of leave a question is about (the domain's priority decides between several)."""
+    return next((kind for kind in LEAVE_PRIORITY if LEAVE_PATTERNS[kind].search(text)), None)
 
 
-def fill_slots(text: str, today: date, profile: dict, previous: dict | None = None) -> dict[str, object]:
+def fill_slots(text: str, today: date, profile: dict, previous: dict | None = None) -> dict[str, Any]:
     """Every slot we can read, with where each came from (question, conversation or profile)."""
     previous = previous or {}
-    slots: dict[str, object] = {"question": text.strip()[:500]}
+    slots: dict[str, Any] = {"question": text.strip()[:500]}
     sources: dict[str, str] = {}
     for name, value in (("month", month_slot(text, today)), ("date", date_slot(text, today)),
                         ("city", city_slot(text)), ("leave_type", leave_type_slot(text))):
@@ -126,3 +137,8 @@ def fill_slots(text: str, today: date, profile: dict, previous: dict | None = No
             slots[name], sources[name] = value, "default" if name != "city" else "profile"
     slots["sources"] = sources
     return slots
+
+
+def warm() -> None:
+    """Load dateparser's English data now (its first parse takes ~0.3 s)."""
+    _parse("last month", date(2026, 1, 15), "past")

@@ -43,6 +43,14 @@ class ToolResult(TypedDict):
     cache: str  # hit | miss | prefetch | bypass (Redis unavailable) | off
 
 
+class Part(TypedDict, total=False):
+    """One thing a request asks: a template intent with its own slots, or an FAQ entry's answer."""
+
+    intent: str
+    slots: dict[str, Any]
+    answer: str  # FAQ parts only
+
+
 class InputState(TypedDict, total=False):
     """What a caller sends: the new message, who is asking, optional profile override."""
 
@@ -60,8 +68,10 @@ class State(TypedDict, total=False):
     question: str  # per turn: the open request, normalized
     route: str  # per turn: faq | template | llm | refused | invalid
     intent: str | None  # per turn: detected intent (compound requests name several with "+")
+    router: dict[str, Any]  # per turn: the router's decision {path, label, confidence, intents, reason}
+    parts: list[Part]  # per turn: what the request asks, one part per intent, each with its slots
     slots: dict[str, Any]  # per turn: filled slots (month, date, city, leave_type, ...)
-    faq: dict[str, Any] | None  # per turn: best FAQ match {id, score, accepted, reason}
+    faq: dict[str, Any] | None  # per turn: the FAQ entry answered {id, score, accepted, reason}
     plan: list[ToolCall]  # per turn: tool calls to make
     results: list[ToolResult]  # per turn: their outcomes
     prefetch: dict[str, Any]  # per turn: {started: [...], used: n, wasted: n}
@@ -70,5 +80,5 @@ class State(TypedDict, total=False):
     tool_rounds: int  # per turn: planning rounds taken on the LLM path
     error: str | None  # per turn: a sentence for the user when something failed
     timings_ms: Annotated[dict[str, float], merge_timings]  # per turn: duration of each node
-    last_intent: str | None  # across turns: intent of the last answered tool request (follow-ups)
+    last_intents: list[str]  # across turns: intents of the last answered tool request (follow-ups)
     last_slots: dict[str, Any]  # across turns: its slots

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graph.state import ToolCall, ToolResult
+from graph.state import Part, ToolCall, ToolResult
 
 Renderer = Callable[[dict[str, Any], dict[str, dict[str, Any]]], str]
 
@@ -100,8 +100,11 @@ TEMPLATES: dict[str, Template] = {
 }
 
 
-def instantiate(intent: str, slots: dict[str, Any], user: str) -> list[ToolCall] | None:
-    """The template's calls with slots filled, or None when a required slot is missing (step aside)."""
+def instantiate(intent: str, slots: dict[str, Any], user: str, prefix: str = "") -> list[ToolCall] | None:
+    """The template's calls with slots filled, or None when a required slot is missing (step aside).
+
+    `prefix` keeps call ids apart when several parts of a compound request use the same tool.
+    """
     tpl = TEMPLATES.get(intent)
     if tpl is None or any(not slots.get(s) for s in tpl.required):
         return None
@@ -115,40 +118,73 @@ def instantiate(intent: str, slots: dict[str, Any], user: str) -> list[ToolCall]
             elif v.startswith("$"):
                 filled[k] = slots[v[1:]]
             else:  # "@call.field": filled from another call's result when it arrives
-                filled[k] = v
-                deps.append(v[1:].split(".")[0])
-        calls.append(ToolCall(id=call_id, name=tool, args=filled, depends_on=sorted(set(deps))))
+                filled[k] = "@" + prefix + v[1:]
+                deps.append(prefix + v[1:].split(".")[0])
+        calls.append(ToolCall(id=prefix + call_id, name=tool, args=filled, depends_on=sorted(set(deps))))
     return calls
 
 
-def render(intent: str | None, slots: dict[str, Any], results: list[ToolResult]) -> str | None:
+def render(intent: str | None, slots: dict[str, Any], results: list[ToolResult], prefix: str = "") -> str | None:
     """The templated answer, or None when the intent has no renderer or a needed result is missing."""
     tpl = TEMPLATES.get(intent or "")
     if tpl is None or tpl.render is None:
         return None
-    by_id = {r["id"]: r["data"] for r in results if r["ok"] and r["data"] is not None}
+    by_id = {r["id"][len(prefix):]: r["data"] for r in results
+             if r["ok"] and r["data"] is not None and r["id"].startswith(prefix)}
     if any(call_id not in by_id for call_id, _, _ in tpl.calls):
         return None
     return tpl.render(slots, by_id)
 
 
-def render_partial(route: str, slots: dict[str, Any], results: list[ToolResult]) -> str | None:
-    """When some tools failed on a template path: what could not be fetched, and the rest that could."""
-    failed = [r for r in results if not r["ok"]]
-    if not failed or route != "template":
+def part_prefix(parts: list[Part], i: int) -> str:
+    """Call-id prefix of part i: none for a single part, `p0.`, `p1.` ... for compound requests."""
+    return f"p{i}." if len(parts) > 1 else ""
+
+
+def plan_parts(parts: list[Part], user: str) -> list[ToolCall] | None:
+    """Every part's calls (FAQ parts need none); None when any template part lacks a slot."""
+    plan: list[ToolCall] = []
+    for i, part in enumerate(parts):
+        if part.get("answer"):
+            continue
+        calls = instantiate(part["intent"], part["slots"], user, part_prefix(parts, i))
+        if calls is None:
+            return None
+        plan += calls
+    return plan
+
+
+def render_part(parts: list[Part], i: int, results: list[ToolResult]) -> str | None:
+    """One part's answer: its FAQ answer, or its template rendered from its own results."""
+    part = parts[i]
+    return part.get("answer") or render(part["intent"], part["slots"], results, part_prefix(parts, i))
+
+
+def compose(parts: list[Part], results: list[ToolResult]) -> str | None:
+    """One answer from every part, in the order asked; None when a part cannot be rendered."""
+    if not parts:
         return None
-    parts = [render(r["name"], slots, [{**r, "id": r["name"]}]) for r in results if r["ok"]]
-    said = " ".join(p for p in parts if p)
+    said = [render_part(parts, i, results) for i in range(len(parts))]
+    return " ".join(p for p in said if p) if all(said) else None
+
+
+def render_partial(parts: list[Part], results: list[ToolResult]) -> str | None:
+    """When some tools failed: what could not be fetched, and the parts that could be answered."""
+    failed = [r for r in results if not r["ok"]]
+    if not failed or not parts:
+        return None
+    said = " ".join(p for p in (render_part(parts, i, results) for i in range(len(parts))) if p)
     missing = "; ".join(f"{r['name'].replace('_', ' ')}: {r['error']}" for r in failed)
     return (said + " " if said else "") + f"I could not fetch everything ({missing}). Please try again shortly."
 
 
-def compose(route: str, intent: str | None, slots: dict[str, Any], results: list[ToolResult]) -> str | None:
-    """The templated answer: the intent's own, or one per part of a compound request (None: not templatable)."""
-    if route == "template":
-        return render(intent, slots, results) or render_partial(route, slots, results)
-    intents = (intent or "").split("+")
-    if not results or not all(i in TEMPLATES and TEMPLATES[i].render for i in intents):
-        return None
-    parts = [render(i, slots, results) for i in intents]
-    return " ".join(p for p in parts if p) if all(parts) else None
+def parts_from_results(slots: dict[str, Any], results: list[ToolResult]) -> list[Part]:
+    """Parts for an LLM plan: one per intent whose tools all returned (clothing rides with the weather)."""
+    names = {r["name"] for r in results if r["ok"]}
+    parts: list[Part] = []
+    for intent, tpl in TEMPLATES.items():
+        tools = {tool for _, tool, _ in tpl.calls}
+        if tpl.render is not None and tools <= names and not any(tools < {t for _, t, _ in o.calls} <= names
+                                                                  for o in TEMPLATES.values() if o is not tpl):
+            parts.append(Part(intent=intent, slots=slots))
+    return parts

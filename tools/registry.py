@@ -8,13 +8,13 @@ rather than exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
-LeaveType = Literal["annual", "sick", "maternity", "paternity", "parental", "bereavement", "study", "unpaid"]
-EMPLOYEE = Field(pattern=r"^E\d{4}$", description="employee id, e.g. E1001 (always the caller)")
-MONTH = Field(pattern=r"^\d{4}-(0[1-9]|1[0-2])$", description="month as YYYY-MM")
+from tools.domain import DATE_PATTERN, EMPLOYEE_ID_PATTERN, MONTH_PATTERN, LeaveType
+
+EMPLOYEE = Field(pattern=EMPLOYEE_ID_PATTERN, description="employee id, e.g. E1001 (always the caller)")
+MONTH = Field(pattern=MONTH_PATTERN, description="month as YYYY-MM")
 
 
 class AttendanceArgs(BaseModel):
@@ -47,7 +47,7 @@ class WeatherArgs(BaseModel):
     """Arguments of `weather`."""
 
     city: str = Field(min_length=2, max_length=40, pattern=r"^[A-Za-z][A-Za-z .'-]*$")
-    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="day as YYYY-MM-DD")
+    date: str = Field(pattern=DATE_PATTERN, description="day as YYYY-MM-DD")
 
 
 class ClothingArgs(BaseModel):
@@ -94,3 +94,11 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
     ToolSpec("kb_search", "Search the company knowledge base (handbook, policies, procedures); returns "
              "the most relevant passages.", KbSearchArgs, ttl_s=3600, similarity_arg="query"),
 ]}
+
+# The intents the router can send straight to tools, and the tools each one calls.
+INTENT_TOOLS: dict[str, tuple[str, ...]] = {
+    "salary": ("salary",), "attendance": ("attendance",), "leave_balance": ("leave_balance",),
+    "leave_policy": ("leave_policy",), "weather": ("weather",), "weather_clothing": ("weather", "clothing_advice"),
+}
+TEMPLATE_INTENTS = frozenset(INTENT_TOOLS)
+PERSONAL_INTENTS = frozenset(i for i, tools in INTENT_TOOLS.items() if any(TOOLS[t].personal for t in tools))

@@ -12,10 +12,11 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
+from app.router_train import build
 from graph.deps import Deps
 from graph.graph import build_graph
+from graph.router import Router, group_of
 from tools.faq import FaqEntry
-from tools.vectors import Hit
 
 
 class FakeEmbedder:
@@ -36,18 +37,6 @@ class FakeEmbedder:
 
     async def run(self, fn, *args):
         return fn(*args)
-
-
-class FakeFaq:
-    """FAQ index over in-memory vectors."""
-
-    def __init__(self, entries: dict[str, FaqEntry], embedder: FakeEmbedder) -> None:
-        self.entries = entries
-        self.rows = [(e, embedder.embed_one(p)) for e in entries.values() for p in e.phrasings]
-
-    async def nearest(self, vec: np.ndarray, k: int = 5):
-        scored = sorted(((e, float(v @ vec)) for e, v in self.rows), key=lambda x: -x[1])[:k]
-        return [(e, Hit(e.id, s, {"id": e.id})) for e, s in scored]
 
 
 class FakeCache:
@@ -118,10 +107,35 @@ FAQ = {
 }
 
 
+# The router's examples for graph tests: the real model is tested in test_router.py on the real data.
+ROUTES = [
+    ("When is payday?", "faq:payday"), ("What day do we get paid?", "faq:payday"),
+    ("How do I apply for annual leave?", "faq:apply-leave"), ("How do I book annual leave?", "faq:apply-leave"),
+    ("What was my salary last month?", "salary"), ("What was my salary in March?", "salary"),
+    ("What is my salary this month", "salary"), ("my payslip please", "salary"),
+    ("How many leave days do I have left?", "leave_balance"), ("my leave balance", "leave_balance"),
+    ("What is the weather in Paris?", "weather"), ("the weather in Rome tomorrow", "weather"),
+    ("What should I wear in Paris tomorrow?", "weather_clothing"), ("do I need a coat in Oslo", "weather_clothing"),
+    ("What is E1002's salary?", "other_person"), ("show me Anna's payslip", "other_person"),
+    ("and last month?", "follow_up"), ("what about Berlin?", "follow_up"),
+    ("Draft a note to my team", "free_writing"), ("rewrite this e-mail politely", "free_writing"),
+    ("Tell me something nice", "other"), ("tell me a joke", "other"),
+    ("Where is the fire exit policy?", "handbook"),
+]
+
+
+def fake_router(emb: FakeEmbedder) -> Router:
+    """A router trained on `ROUTES` over the fake embeddings; every route taken at probability >= 0.5."""
+    vecs = emb.embed([q for q, _ in ROUTES])
+    labels = [lab for _, lab in ROUTES]
+    model = build(vecs, labels, 100.0, {"thresholds": {group_of(lab): 0.5 for lab in labels}, "support_floor": 0.0})
+    return Router(model)
+
+
 def make_deps(llm_replies: list[str] | None = None, latency: dict[str, float] | None = None) -> FakeDeps:
     emb = FakeEmbedder()
     replies = iter([AIMessage(r) for r in (llm_replies or [])] + [AIMessage("fallback answer")] * 20)
-    return FakeDeps(embedder=emb, redis=None, faq=FakeFaq(FAQ, emb), cache=FakeCache(),  # type: ignore[arg-type]
+    return FakeDeps(embedder=emb, redis=None, faq=FAQ, router=fake_router(emb), cache=FakeCache(),  # type: ignore[arg-type]
                     tools=FakeTools(latency), llm=GenericFakeChatModel(messages=replies))
 
 

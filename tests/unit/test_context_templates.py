@@ -1,14 +1,12 @@
 import pytest
 
-from app.calibrate import choose, score
 from graph.context import Context
 from graph.templates import instantiate, render
-from tools.faq import FaqEntry
 
 
 def test_options_are_typed_and_unknown_ones_refused():
-    ctx = Context.from_options(["faq_enabled=false", "faq_threshold=0.7", "max_tool_concurrency=2"])
-    assert ctx.faq_enabled is False and ctx.faq_threshold == 0.7 and ctx.max_tool_concurrency == 2
+    ctx = Context.from_options(["faq_enabled=false", "kb_answer_threshold=0.7", "max_tool_concurrency=2"])
+    assert ctx.faq_enabled is False and ctx.kb_answer_threshold == 0.7 and ctx.max_tool_concurrency == 2
     with pytest.raises(ValueError, match="unknown option"):
         Context.from_options(["warp_speed=1"])
 
@@ -27,17 +25,3 @@ def test_rendered_figures_are_the_tool_figures():
                   [{"id": "salary", "name": "salary", "args": {}, "ok": True, "data": data, "error": None,
                     "ms": 1.0, "cache": "miss"}])
     assert "October 2026" in text and "EUR 1,910.30" in text and "EUR 2,845.55" in text
-
-
-def test_calibration_scores_precision_and_recall():
-    a = FaqEntry("a", "When is payday?", "The 25th.", [])
-    b = FaqEntry("b", "How do I apply for leave?", "In MyHR.", [])
-    items = [{"q": "when is payday", "faq": "a"}, {"q": "apply for leave how", "faq": "b"},
-             {"q": "unrelated", "faq": None}]
-    cands = [[(a, 0.9)], [(b, 0.7)], [(a, 0.75)]]
-    p = score(items, cands, 0.72)
-    assert (p.hits, p.wrong, p.recall) == (2, 1, 0.5)
-    assert p.precision == 0.5
-    p = score(items, cands, 0.8)
-    assert (p.precision, p.recall) == (1.0, 0.5)
-    assert choose([score(items, cands, t) for t in (0.6, 0.72, 0.8)]).threshold == 0.8

@@ -19,6 +19,11 @@ TODAY = date(2026, 11, 29)  # a Sunday
     ("salary for December", "2025-12"),  # a month not yet reached means last year's
     ("my salary", None),
     ("salary for 2026-13", None),
+    ("how much did I make two months ago", "2026-09"),
+    ("was I late on the 3rd?", "2026-11"),
+    ("my overtime in october", "2026-10"),
+    ("pay for sept", "2026-09"),
+    ("attendance from Oct 2025", "2025-10"),
 ])
 def test_month_slot(text, month):
     assert month_slot(text, TODAY) == month
@@ -32,6 +37,10 @@ def test_month_slot(text, month):
     ("on 2026-12-24", "2026-12-24"),
     ("on 3 December", "2026-12-03"),
     ("on 2026-02-30", None),
+    ("will it rain on saturday in Rome", "2026-12-05"),
+    ("weather next Monday", "2026-11-30"),
+    ("forecast for the day after tomorrow", "2026-12-01"),
+    ("weather on the 3rd", "2026-12-03"),
 ])
 def test_date_slot(text, day):
     assert date_slot(text, TODAY) == day
@@ -47,6 +56,10 @@ def test_leave_type_synonyms():
     assert leave_type_slot("rules for vacation days") == "annual"
     assert leave_type_slot("compassionate leave after a funeral") == "bereavement"
     assert leave_type_slot("what about lunch") is None
+    assert leave_type_slot("how many weeks off do new dads get") == "paternity"
+    assert leave_type_slot("time off after my father died") == "bereavement"
+    assert leave_type_slot("whats my remaining PTO") == "annual"
+    assert leave_type_slot("do I get paid if I'm off sick") == "sick"
 
 
 def test_fill_slots_prefers_question_then_conversation_then_profile():

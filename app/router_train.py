@@ -1,0 +1,286 @@
+"""Train the router at setup, choose its thresholds on the dev split, and cache it like the LLM.
+
+Two candidate models are built from the same labelled data (`data/router/`):
+
+- `frozen`: logistic regression on the frozen all-MiniLM-L6-v2 embeddings the app already computes
+  for the caches, so routing costs no extra embedding;
+- `finetuned`: the same head on a MiniLM contrastively fine-tuned on the training split
+  (supervised contrastive loss: questions of one route pulled together, others pushed apart).
+
+The one shipped is chosen on the dev split (`choose_model`); both are reported on the test split by
+`python -m app calibrate --json`. The test split is never used to choose anything. Training is
+seeded and keyed by a fingerprint of the data and this file, so a clone reuses the cached model
+until the data changes: `python -m app.router_train` (also run by `make setup`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from app.settings import ROOT, Settings, get_settings
+from graph.router import group_of
+from graph.router_model import RouterModel
+from tools.embeddings import Embedder, load_embedder
+from tools.faq import load_faq
+
+log = logging.getLogger(__name__)
+DATA = ROOT / "data" / "router"
+FAQ_PATH = ROOT / "data" / "faq.yaml"
+SEED = 7
+MAX_WRONG_RATE = 0.01  # confidently wrong shortcuts allowed, at most, on the dev split
+C_GRID = (1.0, 4.0, 16.0, 64.0)
+SUPPORT_GRID = (0.0, 0.3, 0.4, 0.5)
+# Leave-type FAQ entries state the same facts as the leave_policy tool: one route per meaning.
+LEAVE_FAQ = {"annual-leave-entitlement", "sick-pay", "maternity-leave", "paternity-leave", "parental-leave",
+             "bereavement-leave", "study-leave", "unpaid-leave"}
+
+
+def load_split(name: str) -> list[dict[str, Any]]:
+    """One labelled split: `{q, route[, parts]}` items (the train split spans `train*.yaml`)."""
+    files = sorted(DATA.glob("train*.yaml")) if name == "train" else [DATA / f"{name}.yaml"]
+    return [it for f in files for it in yaml.safe_load(f.read_text(encoding="utf-8")) or []]
+
+
+def training_examples() -> list[tuple[str, str]]:
+    """(text, label) pairs: the train split plus every FAQ phrasing."""
+    pairs = [(it["q"], it["route"]) for it in load_split("train")]
+    for entry in load_faq(FAQ_PATH).values():
+        label = "leave_policy" if entry.id in LEAVE_FAQ else f"faq:{entry.id}"
+        pairs += [(text, label) for text in entry.phrasings]
+    return list(dict.fromkeys(pairs))
+
+
+def fingerprint(kind: str, embedder_name: str) -> str:
+    """Changes whenever the data, the training code or the base model changes."""
+    h = hashlib.sha256(f"{kind}|{embedder_name}|{SEED}".encode())
+    for path in [*sorted(DATA.glob("*.yaml")), FAQ_PATH, Path(__file__)]:
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def model_dir(settings: Settings, kind: str, embedder_name: str) -> Path:
+    """Cache folder of one trained router."""
+    return settings.cache_dir / "models" / f"router-{kind}-{fingerprint(kind, embedder_name)}"
+
+
+def fit_head(vecs: np.ndarray, labels: list[str], c: float) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Multinomial logistic regression, classes weighted so few-example FAQ entries still count."""
+    from sklearn.linear_model import LogisticRegression
+
+    clf = LogisticRegression(C=c, max_iter=3000, class_weight="balanced", random_state=SEED)
+    clf.fit(vecs, labels)
+    return [str(c) for c in clf.classes_], clf.coef_.astype(np.float32), clf.intercept_.astype(np.float32)
+
+
+def build(vecs: np.ndarray, labels: list[str], c: float, meta: dict[str, Any]) -> RouterModel:
+    """A router model from embedded examples."""
+    classes, coef, intercept = fit_head(vecs, labels, c)
+    return RouterModel(classes, coef, intercept, vecs.astype(np.float32), labels, meta)
+
+
+@dataclass
+class Outcome:
+    """One dev/test item as the model saw it."""
+
+    gold: str
+    top: str
+    confidence: float
+    support: float
+
+
+def outcomes(model: RouterModel, items: list[dict[str, Any]], vecs: np.ndarray) -> list[Outcome]:
+    """Score every item (compound items are judged by their whole text here: gold label `compound`)."""
+    out = []
+    for it, vec in zip(items, vecs, strict=True):
+        s = model.score(vec)
+        out.append(Outcome(it["route"], s.top, s.confidence, s.support))
+    return out
+
+
+def clopper_pearson_upper(wrong: int, n: int, confidence: float = 0.95) -> float:
+    """One-sided upper confidence bound of a rate from `wrong` of `n` (exact binomial)."""
+    if n == 0:
+        return 1.0
+    if wrong >= n:
+        return 1.0
+    from scipy.stats import beta
+
+    return float(beta.ppf(confidence, wrong + 1, n - wrong))
+
+
+def choose_thresholds(results: list[Outcome], floor: float) -> dict[str, float]:
+    """Per route group, the lowest threshold at which no dev item of that group is confidently wrong.
+
+    A route whose dev items are all wrong even at the top confidence gets 1.01: never taken.
+    """
+    groups = {group_of(r.top) for r in results}
+    thresholds = {}
+    for g in sorted(groups):
+        mine = sorted((r for r in results if group_of(r.top) == g and r.support >= floor), key=lambda r: -r.confidence)
+        t = 1.01
+        for r in mine:  # walk down from the most confident; stop before the first wrong one
+            if r.top != r.gold:
+                break
+            t = r.confidence
+        thresholds[g] = round(max(t, 0.2), 4)
+    return thresholds
+
+
+def shortcut_stats(results: list[Outcome], thresholds: dict[str, float], floor: float) -> dict[str, Any]:
+    """Coverage (share of items that take a shortcut) and wrong-shortcut rate with its 95% bound."""
+    taken = [r for r in results if r.confidence >= thresholds.get(group_of(r.top), 1.01) and r.support >= floor]
+    wrong = sum(1 for r in taken if r.top != r.gold)
+    return {"items": len(results), "shortcuts": len(taken), "coverage": round(len(taken) / max(1, len(results)), 4),
+            "wrong": wrong, "wrong_rate": round(wrong / max(1, len(taken)), 4),
+            "wrong_rate_upper95": round(clopper_pearson_upper(wrong, len(taken)), 4)}
+
+
+def accuracy(results: list[Outcome]) -> float:
+    """Top-1 accuracy over the items."""
+    return round(sum(r.top == r.gold for r in results) / max(1, len(results)), 4)
+
+
+def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: int = 32) -> Embedder:
+    """Supervised contrastive fine-tuning of MiniLM on the training split (seeded, CPU)."""
+    import random
+
+    import torch
+
+    torch.manual_seed(SEED)
+    random.seed(SEED)
+    emb = Embedder(base)
+    model = emb._model  # noqa: SLF001 - the SentenceTransformer itself
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-5)
+    names = sorted({lab for _, lab in pairs})
+    index = {n: i for i, n in enumerate(names)}
+    order = list(range(len(pairs)))
+    for _ in range(epochs):
+        random.shuffle(order)
+        for start in range(0, len(order), batch):
+            rows = [pairs[i] for i in order[start:start + batch]]
+            features = model.tokenize([t for t, _ in rows])
+            out = model(features)["sentence_embedding"]
+            z = torch.nn.functional.normalize(out, dim=-1)
+            y = torch.tensor([index[lab] for _, lab in rows])
+            sim = z @ z.T / 0.1
+            mask = (y[:, None] == y[None, :]).float() - torch.eye(len(rows))
+            logits = sim - torch.eye(len(rows)) * 1e9
+            log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
+            has = mask.sum(1) > 0
+            if not has.any():
+                continue
+            loss = -((mask * log_prob).sum(1)[has] / mask.sum(1)[has]).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    model.eval()
+    return emb
+
+
+def train(kind: str, settings: Settings | None = None, write: bool = True) -> tuple[RouterModel, Embedder]:
+    """Train one candidate on train, pick C, support floor and thresholds on dev; cache it."""
+    settings = settings or get_settings()
+    t0 = time.perf_counter()
+    base = load_embedder(settings.embedding_model)
+    pairs = training_examples()
+    embedder = finetune(base.name, pairs) if kind == "finetuned" else base
+    vecs = embedder.embed([t for t, _ in pairs])
+    labels = [lab for _, lab in pairs]
+    dev = load_split("dev")
+    dev_vecs = embedder.embed([it["q"] for it in dev])
+    best: tuple[float, float, RouterModel] | None = None
+    for c in C_GRID:
+        model = build(vecs, labels, c, {})
+        acc = accuracy(outcomes(model, dev, dev_vecs))
+        if best is None or acc > best[0]:
+            best = (acc, c, model)
+    assert best is not None
+    dev_acc, c, model = best
+    res = outcomes(model, dev, dev_vecs)
+    floor, thresholds, stats = 0.0, {}, {"coverage": -1.0}
+    for f in SUPPORT_GRID:  # the floor that keeps the most shortcuts with none wrong on dev
+        th = choose_thresholds(res, f)
+        st = shortcut_stats(res, th, f)
+        if st["wrong_rate"] <= MAX_WRONG_RATE and st["coverage"] > stats["coverage"]:
+            floor, thresholds, stats = f, th, st
+    model.meta = {"kind": kind, "fingerprint": fingerprint(kind, base.name), "seed": SEED, "C": c,
+                  "train_examples": len(pairs), "classes": len(model.classes), "support_floor": floor,
+                  "thresholds": thresholds, "dev": {"accuracy": dev_acc, **stats},
+                  "train_seconds": round(time.perf_counter() - t0, 1), "base_model": base.name}
+    if write:
+        folder = model_dir(settings, kind, base.name)
+        model.save(folder)
+        if kind == "finetuned":
+            embedder._model.save(str(folder / "encoder"))  # noqa: SLF001
+    log.info("router %s: C=%s dev accuracy %.3f, %s", kind, c, dev_acc, stats)
+    return model, embedder
+
+
+def choose_model(settings: Settings | None = None) -> str:
+    """The candidate shipped: the better dev accuracy; ties go to `frozen` (no extra embedding per request)."""
+    settings = settings or get_settings()
+    scores = {}
+    for kind in ("frozen", "finetuned"):
+        meta = model_dir(settings, kind, load_embedder(settings.embedding_model).name) / "meta.json"
+        if meta.exists():
+            scores[kind] = json.loads(meta.read_text())["dev"]["accuracy"]
+    if scores.get("finetuned", 0.0) > scores.get("frozen", 0.0) + 0.01:
+        return "finetuned"
+    return "frozen"
+
+
+def ensure_router(settings: Settings | None = None, kind: str = "frozen") -> RouterModel:
+    """The cached router for the current data, trained now when missing (seconds for `frozen`)."""
+    settings = settings or get_settings()
+    folder = model_dir(settings, kind, load_embedder(settings.embedding_model).name)
+    try:
+        return RouterModel.load(folder)
+    except FileNotFoundError:
+        log.info("training the router (%s): no cached model for this data", kind)
+        return train(kind, settings)[0]
+
+
+def label_counts() -> dict[str, dict[str, int]]:
+    """Items per route group in each split, for the report."""
+    out = {}
+    for split in ("train", "dev", "test"):
+        out[split] = dict(Counter(group_of(it["route"]) for it in load_split(split)))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train both candidates (unless cached) and print their dev figures."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m app.router_train", description=__doc__.splitlines()[0])
+    p.add_argument("--kind", choices=["frozen", "finetuned", "both"], default="both")
+    p.add_argument("--force", action="store_true", help="retrain even when a cached model exists")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    settings = get_settings()
+    kinds = ["frozen", "finetuned"] if args.kind == "both" else [args.kind]
+    for kind in kinds:
+        folder = model_dir(settings, kind, load_embedder(settings.embedding_model).name)
+        if (folder / "meta.json").exists() and not args.force:
+            meta = json.loads((folder / "meta.json").read_text())
+        else:
+            meta = train(kind, settings)[0].meta
+        print(f"{kind}: dev accuracy {meta['dev']['accuracy']:.3f}, coverage {meta['dev']['coverage']:.3f}, "
+              f"wrong shortcuts {meta['dev']['wrong']} ({meta['train_seconds']} s to train) -> {folder}")
+    print(f"shipped: {choose_model(settings)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

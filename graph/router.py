@@ -1,0 +1,166 @@
+"""The learned router: which path a question takes, decided by a model trained on labelled examples.
+
+One embedding of the question (the same one the caches use) is scored by a linear classifier over
+every route: an FAQ entry, a tool intent, a handbook look-up, someone else's data, free writing,
+small talk, a follow-up, a compound request. A route is taken only when the model is confident
+(per-route thresholds chosen on the dev split so that wrong shortcuts stay under 1%) and the
+question is close to a training example of that route; otherwise the router says "not sure" and
+the full LLM path answers. Compound requests are split into clauses, each routed on its own.
+
+Regexes here only pull out entities (employee ids); the language check uses a trained detector.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal
+
+import numpy as np
+
+from graph.language import is_foreign
+from graph.router_model import RouterModel, Scores
+from graph.slots import city_slot, date_slot
+from tools.domain import CITIES, EMPLOYEE_ID, MONTH_NAMES, WEEKDAYS
+from tools.registry import INTENT_TOOLS, PERSONAL_INTENTS, TEMPLATE_INTENTS
+
+Path = Literal["faq", "template", "handbook", "refuse", "write", "chat", "llm", "foreign"]
+_POSSESSIVE = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)?)['’]s\b")
+_NOT_PEOPLE = {w.lower() for w in (*CITIES, *MONTH_NAMES, *WEEKDAYS, "today", "tomorrow", "yesterday", "month",
+                                   "year", "week", "brightmart", "myhr", "company", "it", "what", "that", "where",
+                                   "who", "there", "here", "let", "how", "when")}
+_ANY_DAY = date(2026, 1, 1)  # comparing two clauses' days needs some anchor; any fixed one does
+HINT_MIN = 0.05
+CLAUSE_SURE = 0.9  # a question the model is already sure of splits only on clauses it is this sure of
+Embed = Callable[[list[str]], Awaitable[np.ndarray]]
+
+# Clause boundaries of a compound request ("my leave balance and the weather in Rome tomorrow").
+_CLAUSES = re.compile(r"\s*(?:[;?!]+\s+|\.\s+|\s[+&]\s|,\s+"
+                      r"|,?\s+\b(?:and also|and then|and|also|plus|as well as)\b\s+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The router's choice, with what the trace and the Path panel show."""
+
+    path: Path
+    label: str  # the model's top label (salary, faq:payday, handbook, ...), or "foreign" / "compound"
+    confidence: float  # its probability (1.0 for the language check)
+    intents: list[str] = field(default_factory=list)  # template intents, one per part
+    clauses: list[str] = field(default_factory=list)  # the text of each part, for per-part slots
+    faq_id: str | None = None
+    reason: str = ""
+    hinted_tools: list[str] = field(default_factory=list)  # tools of intents the model gave some weight
+
+    @property
+    def summary(self) -> dict[str, object]:
+        """For the state, the trace and the UI."""
+        return {"path": self.path, "label": self.label, "confidence": round(self.confidence, 3),
+                "intents": self.intents, "faq_id": self.faq_id, "reason": self.reason,
+                "hinted_tools": self.hinted_tools}
+
+
+def split_clauses(text: str) -> list[str]:
+    """Clauses of a request that may ask several things; fragments of one word are dropped."""
+    parts = [p.strip(" ,.?!") for p in _CLAUSES.split(text)]
+    return [p for p in parts if len(p.split()) >= 2]
+
+
+def named_people(text: str) -> set[str]:
+    """Names in the possessive ("Anna Kowalski's payslip"): an entity, not a place, month or product."""
+    return {m for m in _POSSESSIVE.findall(text) if m.split()[0].lower() not in _NOT_PEOPLE}
+
+
+def group_of(label: str) -> str:
+    """The threshold group of a fine label (every FAQ entry shares one)."""
+    return "faq" if label.startswith("faq:") else label
+
+
+def hinted_tools(s: Scores) -> list[str]:
+    """Tools of the intents the model gives at least `HINT_MIN`: what an LLM plan may keep."""
+    return sorted({t for intent, p in s.probs.items() if p >= HINT_MIN for t in INTENT_TOOLS.get(intent, ())})
+
+
+class Router:
+    """The model, its thresholds, and the embedding function the graph already uses."""
+
+    def __init__(self, model: RouterModel, embed: Embed | None = None) -> None:
+        self.model = model
+        self.embed = embed  # set by Deps to its memoized batch embedding when not given
+
+    def sure(self, s: Scores, enabled: set[str] | None = None) -> bool:
+        """Confident enough for a shortcut: over the route's threshold and near a training example."""
+        group = group_of(s.top)
+        if enabled is not None and group not in enabled:
+            return False
+        threshold = self.model.thresholds.get(group, 1.01)  # a route never calibrated is never taken
+        return s.confidence >= threshold and s.support >= self.model.support_floor
+
+    async def decide(self, question: str, vec: np.ndarray, user: str, previous_intents: list[str] | None,
+                     faq_enabled: bool = True, templates_enabled: bool = True) -> Decision:
+        """The path for one question. `vec` is its embedding (already computed by the caller)."""
+        if is_foreign(question):
+            return Decision("foreign", "foreign", 1.0, reason="not English")
+        s = self.model.score(vec)
+        group = group_of(s.top)
+        if group == "foreign" and self.sure(s):
+            return Decision("foreign", "foreign", s.confidence, reason="not English (router)")
+        whole_sure = self.sure(s) and group != "compound"
+        if len(split_clauses(question)) > 1:  # every clause must be sure; surer still when the whole is sure
+            parts = await self._compound(question, templates_enabled, CLAUSE_SURE if whole_sure else 0.0)
+            if parts:
+                intents, clauses = parts
+                return Decision("template", "compound", s.confidence, intents, clauses, reason="every part is known")
+        if not self.sure(s):
+            return Decision("llm", s.top, s.confidence, reason=f"not sure ({s.confidence:.2f}, {s.support:.2f})",
+                            hinted_tools=hinted_tools(s))
+        others = {e.upper() for e in EMPLOYEE_ID.findall(question)} - {user.upper()} | named_people(question)
+        if group in PERSONAL_INTENTS and others:  # the caller's intent, about someone else: refuse
+            return Decision("refuse", "other_person", s.confidence, reason=f"asks about {sorted(others)[0]}")
+        if group == "faq":
+            if faq_enabled:
+                return Decision("faq", s.top, s.confidence, faq_id=s.top[4:], reason="FAQ entry")
+            return Decision("handbook", s.top, s.confidence, reason="FAQ shortcut off")
+        if group in TEMPLATE_INTENTS:
+            if templates_enabled:
+                return Decision("template", s.top, s.confidence, [s.top], reason="known intent")
+            return Decision("llm", s.top, s.confidence, [s.top], reason="templates off",
+                            hinted_tools=hinted_tools(s))
+        if group == "follow_up":
+            if previous_intents:
+                path: Path = "template" if templates_enabled else "llm"
+                return Decision(path, "follow_up", s.confidence, list(previous_intents), reason="follow-up")
+            return Decision("llm", s.top, s.confidence, reason="follow-up with nothing before it")
+        return {
+            "handbook": Decision("handbook", s.top, s.confidence, reason="handbook look-up"),
+            "other_person": Decision("refuse", s.top, s.confidence, reason="someone else's data"),
+            "free_writing": Decision("write", s.top, s.confidence, reason="writing task"),
+            "other": Decision("chat", s.top, s.confidence, reason="not a help-desk matter"),
+        }.get(group, Decision("llm", s.top, s.confidence, reason=f"no path for {group}"))
+
+    async def _compound(self, question: str, templates_enabled: bool,
+                        least: float = 0.0) -> tuple[list[str], list[str]] | None:
+        """(intents, clauses) when every clause is a sure template intent, FAQ entry or someone else's data
+        (refused in its own sentence), and there are several.
+        """
+        clauses = split_clauses(question)
+        if len(clauses) < 2 or len(clauses) > 4 or not templates_enabled:
+            return None
+        assert self.embed is not None, "Router.embed is set by Deps"
+        vecs = await self.embed(clauses)
+        intents: list[str] = []
+        kept: list[str] = []
+        for clause, vec in zip(clauses, vecs, strict=True):
+            s = self.model.score(vec)
+            if not self.sure(s, {*TEMPLATE_INTENTS, "faq"}) or s.confidence < least or s.top in intents:
+                return None
+            intents.append(s.top)
+            kept.append(clause)
+        if {"weather", "weather_clothing"} <= set(intents):  # "weather in X ... what to wear": one request
+            w, wc = kept[intents.index("weather")], kept[intents.index("weather_clothing")]
+            if city_slot(w) in (None, city_slot(wc)) and date_slot(w, _ANY_DAY) in (None, date_slot(wc, _ANY_DAY)):
+                i = intents.index("weather")
+                intents, kept = intents[:i] + intents[i + 1:], kept[:i] + kept[i + 1:]
+        return (intents, kept) if len(intents) > 1 else None

@@ -1,0 +1,81 @@
+"""The learned router's model at run time: a linear classifier over sentence embeddings, plus the
+labelled examples it was trained on for a nearest-example check.
+
+Training (`app/router_train.py`) writes three files into a cache folder keyed by the training
+data: `weights.npz` (coefficients, intercepts, example embeddings), `labels.json` (class and
+example labels) and `meta.json` (which model, thresholds chosen on the dev split, scores). Scoring
+is a matrix product and a softmax: well under a millisecond, so the decision costs one embedding.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Scores:
+    """What the classifier says about one question."""
+
+    probs: dict[str, float]  # probability of every fine label (routes and faq:<id>)
+    top: str  # most probable fine label
+    confidence: float  # its probability
+    support: float  # cosine similarity to the nearest training example of that label
+
+
+@dataclass
+class RouterModel:
+    """Softmax over `coef @ vec + intercept`; examples kept for the nearest-example check."""
+
+    classes: list[str]
+    coef: np.ndarray  # (n_classes, dim)
+    intercept: np.ndarray  # (n_classes,)
+    examples: np.ndarray  # (n_examples, dim), unit-normalized
+    example_labels: list[str]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._label_rows = {c: np.array([i for i, lab in enumerate(self.example_labels) if lab == c], dtype=np.int64)
+                            for c in self.classes}
+
+    def score(self, vec: np.ndarray) -> Scores:
+        """Probabilities of every label for one unit-normalized embedding."""
+        logits = self.coef @ vec + self.intercept
+        logits = logits - logits.max()
+        p = np.exp(logits)
+        p = p / p.sum()
+        top = int(np.argmax(p))
+        label = self.classes[top]
+        rows = self._label_rows.get(label)
+        support = float((self.examples[rows] @ vec).max()) if rows is not None and len(rows) else 0.0
+        return Scores({c: float(x) for c, x in zip(self.classes, p, strict=True)}, label, float(p[top]), support)
+
+    @property
+    def thresholds(self) -> dict[str, float]:
+        """Per-route confidence thresholds chosen on the dev split."""
+        return dict(self.meta.get("thresholds", {}))
+
+    @property
+    def support_floor(self) -> float:
+        """Least similarity to a training example of the chosen label for a shortcut."""
+        return float(self.meta.get("support_floor", 0.0))
+
+    def save(self, folder: Path) -> None:
+        """Write the three files (no pickles: plain arrays and JSON)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        np.savez(folder / "weights.npz", coef=self.coef, intercept=self.intercept, examples=self.examples)
+        (folder / "labels.json").write_text(json.dumps({"classes": self.classes, "examples": self.example_labels}))
+        (folder / "meta.json").write_text(json.dumps(self.meta, indent=2, sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls, folder: Path) -> RouterModel:
+        """Read a trained model; FileNotFoundError when it was never trained here."""
+        arrays = np.load(folder / "weights.npz")
+        labels = json.loads((folder / "labels.json").read_text())
+        meta = json.loads((folder / "meta.json").read_text())
+        return cls(labels["classes"], arrays["coef"].astype(np.float32), arrays["intercept"].astype(np.float32),
+                   arrays["examples"].astype(np.float32), labels["examples"], meta)

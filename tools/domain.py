@@ -1,0 +1,66 @@
+"""Brightmart's domain vocabularies, in one place: leave types, places, months, weekdays, ids.
+
+Everything else derives from these: the registry's argument types, slot extraction, the FAQ
+entity check, the templates and the demo backend. Adding a leave type or a city is one edit here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, get_args
+
+LeaveType = Literal["annual", "sick", "maternity", "paternity", "parental", "bereavement", "study", "unpaid"]
+LEAVE_TYPES: tuple[str, ...] = get_args(LeaveType)
+
+# How people name each leave type (lower case; matched as whole words, a trailing * as a prefix).
+LEAVE_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "annual": ("annual leave", "annual", "vacation*", "holiday leave", "holidays", "pto", "paid time off",
+               "time off", "days off", "day off", "days of leave", "leave days"),
+    "sick": ("sick*", "illness", "ill", "unwell", "off sick"),
+    "maternity": ("maternity", "pregnan*", "new mum*", "new mom*", "new mother*", "expecting a baby"),
+    "paternity": ("paternity", "partner leave", "new father*", "new dad*", "dads", "fathers"),
+    "parental": ("parental",),
+    "bereavement": ("bereavement", "compassionate", "funeral", "death in the family", "passed away", "died"),
+    "study": ("study", "exam leave", "education leave", "exams"),
+    "unpaid": ("unpaid",),
+}
+
+# Cities the weather tool serves, and the countries Brightmart works in (with their adjectives).
+CITIES: tuple[str, ...] = (
+    "Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon", "Vienna", "Dublin", "London", "Rome",
+    "Barcelona", "Munich", "Brussels", "Prague", "Warsaw", "Stockholm", "Copenhagen", "Oslo", "Zurich", "Athens",
+)
+HOME_CITIES: tuple[str, ...] = CITIES[:8]  # where the demo company's employees are based
+COUNTRIES: dict[str, tuple[str, ...]] = {
+    "spain": ("spain", "spanish"), "germany": ("germany", "german"), "france": ("france", "french"),
+    "netherlands": ("netherlands", "dutch", "holland"), "italy": ("italy", "italian"),
+    "portugal": ("portugal", "portuguese"), "austria": ("austria", "austrian"), "ireland": ("ireland", "irish"),
+    "belgium": ("belgium", "belgian"), "uk": ("uk", "britain", "british", "england"),
+}
+
+MONTH_NAMES: tuple[str, ...] = ("january", "february", "march", "april", "may", "june", "july", "august",
+                                "september", "october", "november", "december")
+WEEKDAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+EMPLOYEE_ID = re.compile(r"\bE\d{4}\b", re.IGNORECASE)
+EMPLOYEE_ID_PATTERN = r"^E\d{4}$"
+MONTH_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
+DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+
+# Where employees are sent when the help desk cannot answer.
+ASK_HR = "HR through MyHR (myhr.brightmart.internal)"
+ASK_IT = "the IT service desk (extension 4357 or it.brightmart.internal)"
+
+
+def word_pattern(spellings: tuple[str, ...] | list[str]) -> re.Pattern[str]:
+    """One case-insensitive pattern of whole-word spellings; a trailing `*` matches any ending."""
+    parts = [re.escape(s[:-1]) + r"\w*" if s.endswith("*") else re.escape(s) for s in spellings]
+    return re.compile(r"\b(?:" + "|".join(sorted(parts, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+
+LEAVE_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern(v) for k, v in LEAVE_SYNONYMS.items()}
+# Which leave type wins when a question names several ("time off after my father died" is bereavement).
+LEAVE_PRIORITY: tuple[str, ...] = ("bereavement", "maternity", "paternity", "parental", "study", "unpaid", "sick",
+                                   "annual")
+CITY_PATTERN = word_pattern([c.lower() for c in CITIES])
+COUNTRY_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern(v) for k, v in COUNTRIES.items()}
