@@ -63,7 +63,7 @@ status: ## health of every component
 run: up ## serve the Gradio chat (127.0.0.1:7860 by default)
 	$(APP) -m app ui
 
-test: setup ## unit + integration tests (starts the services the tests need)
+test: setup lint ## lint, types, unit + integration tests (starts the services the tests need)
 	$(APP) -m pytest tests
 
 test-unit: setup ## unit tests only: no services, under a minute
@@ -78,8 +78,9 @@ bench: up ## benchmark against the plain agent (results under bench-results/)
 calibrate: setup ## router accuracy, wrong shortcuts and coverage on the test split (kept in data/calibration.json)
 	$(APP) -m app calibrate --write
 
-lint: setup ## ruff
+lint: $(VENV)/.installed ## ruff on everything, mypy on graph/ and tools/
 	$(VENV)/bin/ruff check app graph tools tests
+	$(VENV)/bin/mypy
 
 clean: down ## remove the app venv and run files (the shared cache stays)
 	rm -rf $(VENV) .run

@@ -28,15 +28,16 @@ import numpy as np
 import yaml
 
 from app.settings import ROOT, Settings, get_settings
-from graph.router import group_of
+from graph.router import Router, group_of
 from graph.router_model import RouterModel
-from tools.embeddings import Embedder, load_embedder
+from tools.embeddings import Embedder, EmbeddingMemo, load_embedder
 from tools.faq import load_faq
 
 log = logging.getLogger(__name__)
 DATA = ROOT / "data" / "router"
 FAQ_PATH = ROOT / "data" / "faq.yaml"
 SEED = 7
+RECIPE = "lr-c-grid+supcon-2ep/1"  # bump when training changes in a way that changes the model
 MAX_WRONG_RATE = 0.01  # confidently wrong shortcuts allowed, at most, on the dev split
 C_GRID = (1.0, 4.0, 16.0, 64.0)
 SUPPORT_GRID = (0.0, 0.3, 0.4, 0.5)
@@ -61,9 +62,9 @@ def training_examples() -> list[tuple[str, str]]:
 
 
 def fingerprint(kind: str, embedder_name: str) -> str:
-    """Changes whenever the data, the training code or the base model changes."""
-    h = hashlib.sha256(f"{kind}|{embedder_name}|{SEED}".encode())
-    for path in [*sorted(DATA.glob("*.yaml")), FAQ_PATH, Path(__file__)]:
+    """Changes whenever the data, the training recipe (`RECIPE`) or the base model changes."""
+    h = hashlib.sha256(f"{kind}|{embedder_name}|{SEED}|{RECIPE}".encode())
+    for path in [*sorted(DATA.glob("*.yaml")), FAQ_PATH]:
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
@@ -249,6 +250,21 @@ def ensure_router(settings: Settings | None = None, kind: str = "frozen") -> Rou
     except FileNotFoundError:
         log.info("training the router (%s): no cached model for this data", kind)
         return train(kind, settings)[0]
+
+
+def load_router(settings: Settings | None = None, kind: str | None = None, standalone: bool = False) -> Router:
+    """The router to serve: the shipped candidate (or `kind`) with the encoder it was trained on.
+
+    The `frozen` router shares the app's embedding model and memo (Deps fills in `embed`) unless
+    `standalone`; the `finetuned` one brings its own encoder, on its own thread.
+    """
+    settings = settings or get_settings()
+    kind = kind or choose_model(settings)
+    model = ensure_router(settings, kind)
+    base = load_embedder(settings.embedding_model)
+    if kind == "finetuned":
+        return Router(model, EmbeddingMemo(Embedder(str(model_dir(settings, kind, base.name) / "encoder"))))
+    return Router(model, EmbeddingMemo(base) if standalone else None)
 
 
 def label_counts() -> dict[str, dict[str, int]]:

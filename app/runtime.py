@@ -8,12 +8,11 @@ import logging
 from langchain_openai import ChatOpenAI
 from redis.asyncio import Redis
 
-from app.router_train import ensure_router
+from app.router_train import load_router
 from app.settings import ROOT, Settings
 from graph import language, slots
 from graph.deps import Deps
 from graph.llm_gate import LLMGate
-from graph.router import Router
 from tools.cache import ToolCache
 from tools.client import ToolClient
 from tools.embeddings import load_embedder
@@ -37,9 +36,11 @@ async def build_deps(settings: Settings) -> Deps:
     redis = Redis.from_url(settings.redis, socket_timeout=2, socket_connect_timeout=2,
                            health_check_interval=10, retry_on_timeout=False)
     faq = await asyncio.to_thread(load_faq, FAQ_PATH)
-    model = await asyncio.to_thread(ensure_router, settings)
+    router = await asyncio.to_thread(load_router, settings)
+    if router.embed is not None:  # its own encoder: warm its thread too
+        await router.embed(["warm up the router's encoder"])
     await asyncio.to_thread(warm_parsers)
-    return Deps(embedder=embedder, redis=redis, faq=faq, router=Router(model), cache=ToolCache(redis),
+    return Deps(embedder=embedder, redis=redis, faq=faq, router=router, cache=ToolCache(redis),
                 tools=ToolClient(settings.backend), llm=make_llm(settings),
                 llm_gate=LLMGate(settings.llm_max_concurrency, settings.llm_max_queue))
 

@@ -20,7 +20,7 @@ from graph.llm_gate import LLMGate
 from graph.router import Router
 from tools.cache import ToolCache
 from tools.client import ToolClient
-from tools.embeddings import Embedder
+from tools.embeddings import Embedder, EmbeddingMemo
 from tools.faq import FaqEntry
 
 log = logging.getLogger(__name__)
@@ -40,9 +40,10 @@ class Deps:
     llm_gate: LLMGate = field(default_factory=LLMGate)  # backpressure on the LLM
 
     def __post_init__(self) -> None:
-        # One bounded memo of embeddings by text: FAQ match, kb cache and answer extraction share it.
-        self._memo: dict[str, np.ndarray] = {}
-        if self.router.embed is None:  # clauses of compound requests share the memo
+        # One bounded memo of embeddings by text: the router (when it shares the model), the kb cache and
+        # answer extraction reuse each other's work.
+        self._memo = EmbeddingMemo(self.embedder)
+        if self.router.embed is None:
             self.router.embed = self.embed_many
 
     async def embed(self, text: str) -> np.ndarray:
@@ -51,14 +52,7 @@ class Deps:
 
     async def embed_many(self, texts: list[str]) -> np.ndarray:
         """Embeddings of many texts: memoized ones reused, the rest computed in one batch."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
-        if missing:
-            vecs = await self.embedder.run(self.embedder.embed, missing)
-            for t, v in zip(missing, vecs, strict=True):
-                self._memo[t] = v
-            while len(self._memo) > 4096:  # bounded: drop the oldest
-                self._memo.pop(next(iter(self._memo)))
-        return np.stack([self._memo[t] for t in texts])
+        return await self._memo(texts)
 
     async def profile(self, user: str) -> dict[str, Any] | None:
         """The caller's profile (pinned facts), cached in Redis for a day."""

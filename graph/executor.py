@@ -87,7 +87,7 @@ def _resolve(args: dict[str, Any], done: dict[str, ToolResult]) -> tuple[dict[st
             dep = done.get(call_id)
             if dep is None or not dep["ok"] or fld not in (dep["data"] or {}):
                 return args, f"needs the {call_id} result, which is missing"
-            out[k] = dep["data"][fld]
+            out[k] = (dep["data"] or {})[fld]
         else:
             out[k] = v
     return out, None

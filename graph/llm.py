@@ -31,7 +31,7 @@ PLAN_SCHEMAS = {True: plan_schema(with_args=True), False: plan_schema(with_args=
 
 def _slot_args(tool: str, slots: dict[str, Any], user: str, question: str) -> dict[str, Any]:
     """Arguments slot filling can supply for a tool (the ones the model gets wrong)."""
-    return {
+    by_tool: dict[str, dict[str, Any]] = {
         "attendance": {"employee": user, "month": slots.get("month")},
         "salary": {"employee": user, "month": slots.get("month")},
         "leave_balance": {"employee": user},
@@ -39,7 +39,8 @@ def _slot_args(tool: str, slots: dict[str, Any], user: str, question: str) -> di
         "weather": {"city": slots.get("city"), "date": slots.get("date")},
         "clothing_advice": {"temperature": "@weather.temperature_c", "condition": "@weather.condition"},
         "kb_search": {"query": question[:500]},
-    }.get(tool, {})
+    }
+    return by_tool.get(tool, {})
 
 
 def repair_plan(raw_calls: list[dict[str, Any]], slots: dict[str, Any], user: str, question: str) -> list[ToolCall]:

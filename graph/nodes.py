@@ -113,7 +113,7 @@ class Nodes:
         if len(question) > ctx.max_question_chars:
             # Keep only a stub of it in the conversation, so later prompts stay small.
             stub = HumanMessage(f"{question[:200]}… [{len(question):,} characters, not processed]")
-            replace = [RemoveMessage(id=last.id), stub] if getattr(last, "id", None) else []
+            replace = [RemoveMessage(id=last.id), stub] if last is not None and last.id else []
             return {**fresh, "route": "invalid", "messages": replace, "answer": (
                 f"That message is {len(question):,} characters long; please keep questions under "
                 f"{ctx.max_question_chars:,} characters.")}
@@ -129,17 +129,15 @@ class Nodes:
         """The learned router picks the path; the slots and the plan follow from its choice."""
         ctx = runtime.context or Context()
         question, user = state["question"], state["user"]
-        vec = await self.deps.embed(question)
-        d = await self.deps.router.decide(question, vec, user, state.get("last_intents"), ctx.faq_enabled,
+        d = await self.deps.router.decide(question, user, state.get("last_intents"), ctx.faq_enabled,
                                           ctx.templates_enabled)
         update: dict[str, Any] = {"router": d.summary}
-        annotate(router_label=d.label, router_confidence=round(d.confidence, 3))
+        annotate(router_label=d.label, router_confidence=round(d.confidence, 3), faq_hit=d.path == "faq")
         if d.path == "foreign":
             return self._route(update, "refused", ENGLISH_ONLY)
         if d.path == "faq" and d.faq_id in self.deps.faq:
             entry = self.deps.faq[d.faq_id]
             update["faq"] = {"id": entry.id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
-            annotate(faq_hit=True, faq_score=round(d.confidence, 4))
             return self._route(update, "faq", entry.answer)
         profile = await self._profile(state)
         if profile is None:

@@ -92,6 +92,6 @@ def answer_messages(profile: dict[str, Any], today: str, history: list[AnyMessag
 
 
 def writing_messages(profile: dict[str, Any], today: str, history: list[AnyMessage], question: str) -> list[AnyMessage]:
-    """Static writing prefix, then caller, history and the request."""
-    return [SystemMessage(WRITING_SYSTEM), SystemMessage(caller_context(profile, today)), *history,
-            HumanMessage(question)]
+    """Static writing prefix, then who is writing (a name to sign with, never an id), history and the request."""
+    signer = SystemMessage(f"The text is written by {profile.get('name') or 'the employee'}. Today: {today}.")
+    return [SystemMessage(WRITING_SYSTEM), signer, *history, HumanMessage(question)]

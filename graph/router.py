@@ -88,7 +88,7 @@ class Router:
 
     def __init__(self, model: RouterModel, embed: Embed | None = None) -> None:
         self.model = model
-        self.embed = embed  # set by Deps to its memoized batch embedding when not given
+        self.embed = embed  # the model's encoder; Deps sets its own memoized one when the router shares it
 
     def sure(self, s: Scores, enabled: set[str] | None = None) -> bool:
         """Confident enough for a shortcut: over the route's threshold and near a training example."""
@@ -98,12 +98,13 @@ class Router:
         threshold = self.model.thresholds.get(group, 1.01)  # a route never calibrated is never taken
         return s.confidence >= threshold and s.support >= self.model.support_floor
 
-    async def decide(self, question: str, vec: np.ndarray, user: str, previous_intents: list[str] | None,
+    async def decide(self, question: str, user: str, previous_intents: list[str] | None,
                      faq_enabled: bool = True, templates_enabled: bool = True) -> Decision:
-        """The path for one question. `vec` is its embedding (already computed by the caller)."""
+        """The path for one question, from one embedding (more only for the clauses of a compound request)."""
         if is_foreign(question):
             return Decision("foreign", "foreign", 1.0, reason="not English")
-        s = self.model.score(vec)
+        assert self.embed is not None, "Router.embed is set by Deps"
+        s = self.model.score((await self.embed([question]))[0])
         group = group_of(s.top)
         if group == "foreign" and self.sure(s):
             return Decision("foreign", "foreign", s.confidence, reason="not English (router)")

@@ -173,7 +173,16 @@ def render_partial(parts: list[Part], results: list[ToolResult]) -> str | None:
     failed = [r for r in results if not r["ok"]]
     if not failed or not parts:
         return None
-    said = " ".join(p for p in (render_part(parts, i, results) for i in range(len(parts))) if p)
+    pieces = []
+    for i, part in enumerate(parts):
+        text = render_part(parts, i, results)
+        if text is None:  # what this part's tools did return, each in its own template ("the forecast")
+            prefix = part_prefix(parts, i)
+            mine = [r for r in results if r["ok"] and r["id"].startswith(prefix)]
+            text = " ".join(t for r in mine if (t := render(r["name"], part.get("slots") or {},
+                                                             [{**r, "id": prefix + r["name"]}], prefix)))
+        pieces.append(text)
+    said = " ".join(p for p in pieces if p)
     missing = "; ".join(f"{r['name'].replace('_', ' ')}: {r['error']}" for r in failed)
     return (said + " " if said else "") + f"I could not fetch everything ({missing}). Please try again shortly."
 

@@ -84,7 +84,7 @@ class ToolCache:
                 continue
             raw = await self.redis.get(hit.name)
             if raw:
-                return raw
+                return raw if isinstance(raw, bytes) else raw.encode()
             await vs.remove(hit.name)
         return None
 
@@ -117,7 +117,7 @@ class ToolCache:
     async def stats(self) -> dict[str, int]:
         """Counters per tool and outcome."""
         raw = await self.redis.hgetall("hd:stats:cache")
-        return {k.decode(): int(v) for k, v in raw.items()}
+        return {(k.decode() if isinstance(k, bytes) else k): int(v) for k, v in raw.items()}
 
     async def clear(self) -> None:
         """Drop every cached tool result (used by the benchmark between phases)."""

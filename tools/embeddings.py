@@ -7,6 +7,7 @@ import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -35,9 +36,9 @@ class Embedder:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self.name = model or bundled_model_path()
         self._model = SentenceTransformer(self.name, device="cpu")
-        self.dim = int(self._model.get_embedding_dimension()
-                       if hasattr(self._model, "get_embedding_dimension")
-                       else self._model.get_sentence_embedding_dimension())
+        dim = (self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension")
+               else self._model.get_sentence_embedding_dimension())
+        self.dim = int(dim or 0)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed a batch (blocking)."""
@@ -60,6 +61,26 @@ class Embedder:
     async def aembed_one(self, text: str) -> np.ndarray:
         """Embed one text off the event loop, so concurrent requests keep moving."""
         return await self.run(self.embed_one, text)
+
+
+class EmbeddingMemo:
+    """Embeddings by text, each computed once per process (bounded), in batches, off the event loop."""
+
+    def __init__(self, embedder: Any, size: int = 4096) -> None:
+        self.embedder = embedder
+        self.size = size
+        self._memo: dict[str, np.ndarray] = {}
+
+    async def __call__(self, texts: list[str]) -> np.ndarray:
+        """Embeddings of many texts: memoized ones reused, the rest computed in one batch."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            vecs = await self.embedder.run(self.embedder.embed, missing)
+            for t, v in zip(missing, vecs, strict=True):
+                self._memo[t] = v
+            while len(self._memo) > self.size:  # bounded: drop the oldest
+                self._memo.pop(next(iter(self._memo)))
+        return np.stack([self._memo[t] for t in texts])
 
 
 @lru_cache(maxsize=4)

@@ -39,6 +39,16 @@ def table(s: dict[str, Any]) -> str:
     for name, a in s["ablation"].items():
         lines.append(f"| {name} | {_fmt(a['mean_ms'])} | {_fmt(a['slowdown'], 2)}x | {a['accuracy']:.1%} |")
     p = s["probes"]
+    if "heldout_slice" in s:
+        h = s["heldout_slice"]
+        lines.append(f"\nheld-out phrasing slice ({h['optimized']['n']} requests): accuracy "
+                     f"{h['optimized']['accuracy']:.1%} vs main workload {h['main_workload']['accuracy']:.1%} "
+                     f"(gap {h['accuracy_gap_points']:+.1f} points); mean {_fmt(h['optimized']['mean_ms'])} ms, "
+                     f"p95 {_fmt(h['optimized']['p95_ms'])} ms; plain agent {h['baseline']['accuracy']:.1%}, "
+                     f"mean {_fmt(h['baseline']['mean_ms'])} ms")
+    if "router_decision_p95_ms" in s["probes"]:
+        lines.append(f"router decision p50/p95 {_fmt(s['probes']['router_decision_p50_ms'], 1)}/"
+                     f"{_fmt(s['probes']['router_decision_p95_ms'], 1)} ms (embedding included)")
     lines.append(f"\nFAQ route p95 {_fmt(s['faq_route_p95_ms'], 1)} ms; "
                  f"cache hit p95 {_fmt(s['cache']['hit_ms_p95'], 1)} ms;"
                  f" two-tool stage / slower tool {_fmt(p['stage_over_slower_tool'], 2)}; warm/cold prefix TTFT "

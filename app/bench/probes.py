@@ -1,5 +1,5 @@
 """Focused measurements the targets name: vLLM prefix-cache hit rate and warm vs cold time to first
-token, and the two-tool fan-out against the slower tool.
+token, the two-tool fan-out against the slower tool, and the router's decision time.
 """
 
 from __future__ import annotations
@@ -87,6 +87,18 @@ class _Sink(__import__("http.server").server.BaseHTTPRequestHandler):
 
     def log_message(self, *args: object) -> None:  # noqa: D102
         pass
+
+
+async def router_decisions(deps: Deps, questions: list[str]) -> dict[str, float]:
+    """In-process time of the router's decision (its embedding included) on questions it has not seen."""
+    times = []
+    for q in questions:
+        t0 = time.perf_counter()
+        await deps.router.decide(q, "E1001", None)
+        times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    return {"router_decision_p50_ms": times[len(times) // 2], "router_decision_p95_ms": times[int(0.95 * len(times))],
+            "router_decisions": len(times)}
 
 
 async def tracing_overhead(graph: object, questions: list[tuple[str, str]], reps: int = 5) -> dict[str, float]:

@@ -22,11 +22,12 @@ from tqdm import tqdm
 from app import services
 from app.ask import run_turn
 from app.bench import metrics, plots, probes
+from app.bench.baseline import build_plain_agent, run_create_agent
 from app.bench.workload import TODAY, Item, load
 from app.bench.workload import quick as quick_slice
+from app.router_train import load_split
 from app.runtime import build_deps
 from app.settings import get_settings
-from graph.baseline import build_plain_agent, run_create_agent
 from graph.context import Context
 from graph.graph import build_graph
 from tools.cache import ToolCache
@@ -124,8 +125,11 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     out_dir.mkdir(parents=True, exist_ok=True)
     all_items = load()
     items = quick_slice(all_items) if quick else all_items
-    abl_items = items[::2] if not quick else [i for i in items if i.session != "long01"][:6]
+    main_items = [i for i in items if i.kind != "heldout"]  # the ablation runs on the main workload
+    abl_items = main_items[::2] if not quick else [i for i in main_items if i.session != "long01"][:6]
     deps = await build_deps(settings)
+    # The router on questions this process has never embedded (the test split's, none in the workload).
+    router_probe = await probes.router_decisions(deps, [it["q"] for it in load_split("test")][: 60 if quick else 349])
     runner = Runner(deps, run_id=str(int(time.time())))
     variants = ["baseline", "create_agent", "optimized"]
     rows: list[dict[str, Any]] = []
@@ -153,6 +157,15 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     summary["prefetch"] = {"started": started, "used": sum(t["cache"] == "prefetch" for t in tool_rows),
                            "wasted": wasted, "accuracy": (started - wasted) / started if started else None}
     summary["faq_route_p95_ms"] = metrics.percentile([r["total_ms"] for r in opt_rows if r["route"] == "faq"], 95)
+    held = [r for r in opt_rows if r["kind"] == "heldout"]
+    if held:
+        main_rows = [r for r in opt_rows if r["kind"] != "heldout"]
+        summary["heldout_slice"] = {"optimized": summarize(held), "main_workload": summarize(main_rows),
+                                    "baseline": summarize([r for r in rows if r["variant"] == "baseline"
+                                                           and r["kind"] == "heldout"])}
+        summary["heldout_slice"]["accuracy_gap_points"] = round(
+            100 * (summary["heldout_slice"]["main_workload"]["accuracy"] - summary["heldout_slice"]["optimized"]
+                   ["accuracy"]), 1)
     summary["by_kind"] = {k: {v: summarize([r for r in rows if r["variant"] == v and r["kind"] == k])
                               for v in variants} for k in sorted({r["kind"] for r in rows})}
 
@@ -176,7 +189,7 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
 
     # Probes and load.
     summary["probes"] = {**probes.prefix_ttft(settings.llm_url, settings.vllm_model),
-                         **await probes.fan_out(deps)}
+                         **await probes.fan_out(deps), **router_probe}
     traced = [("When do we get paid?", "E1001"), ("How many leave days do I have left?", "E1002"),
               ("What is the hotel limit in Paris?", "E1003")]
     tr = await probes.tracing_overhead(runner.graph("optimized"), traced, reps=3 if quick else 8)

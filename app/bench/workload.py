@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from app.router_train import LEAVE_FAQ
 from app.settings import ROOT
 from tools.demo_backend import db
 from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
@@ -26,6 +27,7 @@ from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_fo
 TODAY = date(2026, 11, 29)
 TOMORROW = TODAY + timedelta(days=1)
 WORKLOAD = ROOT / "data" / "bench" / "workload.jsonl"
+HELDOUT = ROOT / "data" / "bench" / "heldout.yaml"
 ANY = ["faq", "template", "llm"]
 CITIES = ["Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon", "Vienna", "Dublin"]
 MONTHS = ["2026-03", "2026-06", "2026-08", "2026-09", "2026-10"]
@@ -111,7 +113,7 @@ def generate(seed: int = 7) -> list[Item]:
         entry = by_id[d["faq"]]
         q = d["q"] if rng.random() < 0.6 else rng.choice(["hi, ", "quick question: ", ""]) + \
             rng.choice(entry["paraphrases"]).rstrip("?").lower() + "?"
-        add(session, user, q, "faq", ["faq"], _answer_facts(entry["answer"]))
+        add(session, user, q, "faq", faq_routes(entry["id"]), _answer_facts(entry["answer"]))
 
     def salary_item(session: str, user: str, other: str) -> None:
         month = rng.choice(MONTHS)
@@ -191,6 +193,7 @@ def generate(seed: int = 7) -> list[Item]:
             "compound", ["llm", "template"], [facts.remaining(u), str(weather_for(city, TOMORROW)["temperature_c"])])
     for d in rng.sample([x for x in dev if x["kind"] == "near_miss"], 6):
         add(session_id("s"), rng.choice(users), d["q"], "near_miss", ["template", "llm", "refused"])
+    heldout_items(items, facts, rng, by_id, users)
     # Repeated and similar traffic: the same questions again from other employees.
     pool = [i for i in items if i.kind in ("faq", "tool", "multi_tool") and i.session.startswith("s")]
     for it in rng.sample(pool, 6):
@@ -199,6 +202,46 @@ def generate(seed: int = 7) -> list[Item]:
         add(session_id("r"), it.user if personal else rng.choice(users), it.q, "repeat", it.expect_routes,
             it.facts, it.forbidden)
     return items
+
+
+def faq_routes(faq_id: str) -> list[str]:
+    """Routes an FAQ question may take: the FAQ, or the leave_policy template for leave-type entries."""
+    return ["faq", "template"] if faq_id in LEAVE_FAQ else ["faq"]
+
+
+def _part_facts(part: dict, user: str, facts: Facts, by_id: dict) -> tuple[list[str], list[str]]:
+    """Facts (and forbidden facts) of one part of a held-out question, from the demo backend's data."""
+    route = part["route"]
+    if route == "salary":
+        return [facts.net(user, part["month"])], []
+    if route == "attendance":
+        a = facts.row("attendance", user, part["month"])
+        return [f"{a['present_days']} of {a['working_days']}"], []
+    if route == "leave_balance":
+        return [f"have {facts.remaining(user)} days"], []
+    if route == "leave_policy":
+        return [re.findall(r"\d+", LEAVE_POLICIES[part["leave_type"]]["entitlement"])[0]], []
+    if route in ("weather", "weather_clothing"):
+        w = weather_for(part["city"], date.fromisoformat(part["day"]))
+        f = [f"{w['temperature_c']}°C"]
+        if route == "weather_clothing":
+            f.append(clothing_for(w["temperature_c"], w["condition"])["items"][0].split()[-1])
+        return f, []
+    if route.startswith("faq:"):
+        return _answer_facts(by_id[route[4:]]["answer"]), []
+    return [], []
+
+
+def heldout_items(items: list[Item], facts: Facts, rng: random.Random, by_id: dict, users: list[str]) -> None:
+    """The held-out-phrasing slice (`data/bench/heldout.yaml`): one question per session, facts from the data."""
+    for n, h in enumerate(yaml.safe_load(HELDOUT.read_text()), 1):
+        user = rng.choice(users)
+        parts = h.get("parts") or [h]
+        fs = [f for p in parts for f in _part_facts(p, user, facts, by_id)[0]]
+        route = h["route"]
+        routes = ["refused"] if route == "other_person" else faq_routes(route[4:]) if route.startswith("faq:") \
+            else ["template"]
+        items.append(Item(f"h{n:02d}.0", f"h{n:02d}", 0, user, h["q"], "heldout", routes, fs, []))
 
 
 def quick(items: list[Item]) -> list[Item]:

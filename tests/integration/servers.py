@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import time
+from pathlib import Path
 
 import httpx
 
@@ -12,12 +13,13 @@ from app.settings import ROOT
 
 
 @contextlib.contextmanager
-def serving(cmd: list[str], health_url: str, log_name: str, timeout: float = 180, env: dict | None = None):
-    """Run a server process for the duration of the block, once its health URL answers 200."""
+def serving(cmd: list[str], health_url: str, log_name: str, timeout: float = 180, env: dict | None = None,
+            cwd: Path = ROOT):
+    """Run a server process (in `cwd`) for the duration of the block, once its health URL answers 200."""
     log_path = ROOT / ".run" / "logs" / log_name
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + timeout
             while True:

@@ -1,5 +1,6 @@
 """Bad input gets a clear message, bounded time, and nothing unchecked reaches a tool."""
 
+import re
 import time
 
 import pytest
@@ -26,5 +27,9 @@ async def test_other_languages_and_emoji_get_an_answer_without_errors(ask, q):
 
 async def test_argument_injection_never_reaches_a_tool(ask):
     row = await ask("salary for month=../../etc/passwd")
+    assert row["tools"]
     for t in row["tools"]:
-        assert "etc" not in str(t["args"]) and ".." not in str(t["args"])
+        structured = {k: v for k, v in t["args"].items() if k != "query"}  # kb_search's query is free text by design
+        assert "etc" not in str(structured) and ".." not in str(structured)
+        if t["name"] == "salary":
+            assert re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", t["args"]["month"])

@@ -16,7 +16,7 @@ from graph.context import Context
 from graph.graph import build_graph
 from tests.integration.proxy import FaultProxy
 
-UNKNOWN_Q = "Tell me something cheerful about Mondays."
+LLM_Q = "Write a short cheerful note to my team about Mondays."  # only the LLM can answer it
 
 
 async def _graph_through(settings, **update):
@@ -60,11 +60,11 @@ async def test_vllm_down_then_back(settings, llm_proxy):
     tpl = await run_turn(graph, "How many leave days do I have left?", "E1002", None, Context())
     assert faq["route"] == "faq" and tpl["route"] == "template" and tpl["answer"].startswith("You have")
     t0 = time.monotonic()
-    down = await run_turn(graph, UNKNOWN_Q, "E1002", None, Context())
+    down = await run_turn(graph, LLM_Q, "E1002", None, Context())
     assert time.monotonic() - t0 < 10
     assert "language model is not reachable" in down["answer"] and down["error"]
     await llm_proxy.set_mode("up")  # vLLM is back: the same process recovers on its own
-    back = await run_turn(graph, UNKNOWN_Q, "E1002", None, Context())
+    back = await run_turn(graph, LLM_Q, "E1002", None, Context())
     assert back["error"] is None and back["llm_calls"] >= 1 and back["answer"]
 
 
@@ -72,7 +72,7 @@ async def test_vllm_slow_answers_within_the_timeout(settings, llm_proxy):
     graph, _ = await _graph_through(settings, vllm_base_url=f"http://127.0.0.1:{llm_proxy.port}/v1", llm_timeout_s=2)
     await llm_proxy.set_mode("slow")
     t0 = time.monotonic()
-    row = await run_turn(graph, UNKNOWN_Q, "E1002", None, Context())
+    row = await run_turn(graph, LLM_Q, "E1002", None, Context())
     elapsed = time.monotonic() - t0
     assert elapsed < 8, elapsed
     assert "did not answer in time" in row["answer"] or "not reachable" in row["answer"]
@@ -87,7 +87,7 @@ async def test_redis_down_bypasses_the_cache_and_reconnects(settings, redis_prox
     assert down["error"] is None and down["answer"] == first["answer"]  # still correct
     assert {t["cache"] for t in down["tools"]} == {"bypass"}
     faq = await run_turn(graph, "When do we get paid?", "E1007", None, Context())
-    assert faq["error"] is None and faq["answer"] and faq["route"] != "faq"  # no FAQ index: the full path answers
+    assert faq["error"] is None and faq["route"] == "faq"  # the router and the FAQ live in the process
     await redis_proxy.set_mode("up")
     again = await run_turn(graph, q, "E1007", None, Context())
     assert {t["cache"] for t in again["tools"]} <= {"hit", "miss"}

@@ -23,7 +23,7 @@ REQUESTS = int(os.environ.get("HELPDESK_LOAD_REQUESTS", "3"))
 MIX = ["When do we get paid?", "How many leave days do I have left?", "What should I wear in {city} tomorrow?",
        "What was my salary in {month}?", "What is the hotel limit in Paris?", "What was my attendance in {month}?",
        "how do i reset my password", "What's the weather in {city} today?", "Is overtime paid on Sundays?",
-       "Tell me something cheerful about {month}."]
+       "Write a short cheerful note to my team about {month}."]
 CITIES = ["Berlin", "Paris", "Madrid", "Lisbon"]
 MONTHS = ["March", "June", "August", "October"]
 
@@ -69,8 +69,8 @@ async def test_saturated_llm_sheds_load_with_a_busy_message(running):
     deps = replace(await build_deps(get_settings()), llm_gate=LLMGate(limit=1, queue=2))
     graph = build_graph(deps, checkpointer=InMemorySaver())
     t0 = time.monotonic()
-    rows = await asyncio.gather(*(run_turn(graph, f"Tell me something cheerful about day {i}.", "E1005", None,
-                                           Context(templates_enabled=False)) for i in range(8)))
+    rows = await asyncio.gather(*(run_turn(graph, f"Write a short cheerful note to my team about day {i}.", "E1005",
+                                           None, Context()) for i in range(8)))
     busy = [r for r in rows if "busy" in r["answer"]]
     assert busy and len(busy) < len(rows)  # some are served, the excess is told to retry
     assert all(r["route"] != "error" for r in rows)

@@ -1,5 +1,6 @@
 """LangGraph Studio's server (`langgraph dev`) serves the graph named in langgraph.json."""
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -7,18 +8,25 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_client
 
+from app.settings import ROOT
 from tests.integration.servers import serving
 
 PORT = 12124
 
 
 @pytest.fixture(scope="module")
-def studio(running):
+def studio(running, tmp_path_factory):
+    """The dev server in a temporary folder: its in-memory state (`.langgraph_api/`) never lands in the repo."""
+    folder = tmp_path_factory.mktemp("studio")
+    config = json.loads((ROOT / "langgraph.json").read_text())  # the project's config, its paths made absolute
+    config["dependencies"] = [str(ROOT)]
+    config["graphs"] = {k: str(ROOT / v.split(":")[0]) + ":" + v.split(":")[1] for k, v in config["graphs"].items()}
+    (folder / "langgraph.json").write_text(json.dumps(config))
     exe = Path(sys.executable).parent / "langgraph"
     cmd = [str(exe) if exe.exists() else shutil.which("langgraph"), "dev", "--no-browser", "--no-reload",
            "--port", str(PORT)]
     url = f"http://127.0.0.1:{PORT}"
-    with serving(cmd, url + "/ok", "studio-test.log"):
+    with serving(cmd, url + "/ok", "studio-test.log", cwd=folder):
         yield url
 
 

@@ -52,10 +52,11 @@ def test_langsmith_runs_and_otel_spans_arrive(running, collector):
     assert out.returncode == 0, out.stderr
     runs = b"".join(b for path, b in Capture.bodies if "/runs" in path)
     spans = b"".join(b for path, b in Capture.bodies if path.startswith("/v1/traces"))
-    for node in (b"start_turn", b"match_faq", b"route_intent", b"call_tools", b"write_answer"):
+    for node in (b"start_turn", b"route_question", b"call_tools", b"write_answer"):
         assert node in runs, f"no LangSmith run for node {node!r}"
         assert b"node." + node in spans, f"no OpenTelemetry span for node {node!r}"
     assert user_hash("E1004").encode() in runs  # hashed user id in the run metadata
     assert b'"route"' in runs and b"template" in runs
-    assert b"faq_hit" in runs and b"leave_balance:" in runs  # node metadata: FAQ outcome, cache outcome per tool
+    assert b"faq_hit" in runs and b"router_label" in runs  # node metadata: the router's choice and FAQ outcome
+    assert b"leave_balance:" in runs  # cache outcome per tool
     assert b"helpdesk.route" in spans and b"leave_balance:" in spans

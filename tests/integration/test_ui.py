@@ -1,6 +1,7 @@
 """The Gradio chat in a real browser: tokens arrive before the answer is complete, steps are shown."""
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -38,12 +39,16 @@ def test_chat_streams_the_answer_and_shows_the_steps(chat_url):
         page = browser.new_page(viewport={"width": 1100, "height": 900})
         page.goto(chat_url)
         page.wait_for_selector("#question textarea", timeout=60_000)
-        _ask(page, "Tell me something cheerful about Mondays.")
+        _ask(page, "Write a short cheerful note to my team about Mondays.")
         bots = page.locator("#chat .bot, #chat [data-testid='bot']")
         states: list[str] = []
+        seen_steps = ""
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             text = bots.last.inner_text() if bots.count() else ""
+            whole = page.locator("#chat").inner_text()
+            if "router chose" in whole:
+                seen_steps = whole
             if text and (not states or text != states[-1]):
                 states.append(text)
                 if len(states) == 3:
@@ -58,6 +63,7 @@ def test_chat_streams_the_answer_and_shows_the_steps(chat_url):
     partial = [s for s in states if s != final and final.startswith(s.strip()[:10])]
     assert len(partial) >= 2, f"expected the answer to grow in steps, saw {len(states)} states"
     assert "Path: llm" in chat_text  # the collapsible steps with the route and durations
+    assert re.search(r"router chose free_writing \(confidence [01]\.\d\d", seen_steps + chat_text), chat_text[:500]
     assert Path(ARTIFACTS / "chat-answered.png").stat().st_size > 10_000
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from graph.context import Context
-from graph.templates import instantiate, render
+from graph.templates import compose, instantiate, parts_from_results, plan_parts, render, render_partial
 
 
 def test_options_are_typed_and_unknown_ones_refused():
@@ -25,3 +25,49 @@ def test_rendered_figures_are_the_tool_figures():
                   [{"id": "salary", "name": "salary", "args": {}, "ok": True, "data": data, "error": None,
                     "ms": 1.0, "cache": "miss"}])
     assert "October 2026" in text and "EUR 1,910.30" in text and "EUR 2,845.55" in text
+
+
+def _ok(call_id, name, data):
+    return {"id": call_id, "name": name, "args": {}, "ok": True, "data": data, "error": None, "ms": 1.0,
+            "cache": "miss"}
+
+
+def _failed(call_id, name):
+    return {"id": call_id, "name": name, "args": {}, "ok": False, "data": None, "error": "unavailable", "ms": 1.0,
+            "cache": "miss"}
+
+
+WEATHER = {"city": "Rome", "date": "2026-11-30", "temperature_c": 12, "condition": "rain", "wind_kmh": 9}
+BALANCE = {"annual_entitled": 25, "carried_over": 2, "annual_taken": 5, "annual_pending": 1, "annual_remaining": 21,
+           "sick_remaining": 10}
+
+
+def test_compose_answers_every_part_in_the_order_asked():
+    parts = [{"intent": "leave_balance", "slots": {}}, {"intent": "faq:payday", "slots": {}, "answer": "The 25th."},
+             {"intent": "weather", "slots": {"city": "Rome", "date": "2026-11-30"}}]
+    results = [_ok("p2.weather", "weather", WEATHER), _ok("p0.leave_balance", "leave_balance", BALANCE)]
+    text = compose(parts, results)
+    assert text.index("21 days") < text.index("The 25th.") < text.index("Rome")
+    assert compose(parts, results[:1]) is None  # a part without its result: not templatable
+
+
+def test_plan_parts_keeps_call_ids_apart_and_steps_aside_without_a_slot():
+    parts = [{"intent": "weather", "slots": {"city": "Rome", "date": "2026-11-30"}},
+             {"intent": "weather_clothing", "slots": {"city": "Oslo", "date": "2026-12-01"}}]
+    plan = plan_parts(parts, "E1001")
+    assert [c["id"] for c in plan] == ["p0.weather", "p1.weather", "p1.clothing_advice"]
+    assert plan[2]["depends_on"] == ["p1.weather"] and plan[2]["args"]["temperature"] == "@p1.weather.temperature_c"
+    assert plan_parts([{"intent": "leave_policy", "slots": {}}], "E1001") is None
+
+
+def test_render_partial_gives_what_came_back_and_names_what_failed():
+    parts = [{"intent": "weather_clothing", "slots": {"city": "Rome", "date": "2026-11-30"}}]
+    text = render_partial(parts, [_ok("weather", "weather", WEATHER), _failed("clothing_advice", "clothing_advice")])
+    assert "Rome" in text and "12°C" in text and "could not fetch everything (clothing advice: unavailable)" in text
+    assert render_partial(parts, [_ok("weather", "weather", WEATHER)]) is None  # nothing failed
+
+
+def test_parts_from_an_llm_plan_prefer_the_intent_that_uses_every_tool():
+    results = [_ok("weather", "weather", WEATHER), _ok("clothing_advice", "clothing_advice", {"advice": "Coat."}),
+               _ok("leave_balance", "leave_balance", BALANCE)]
+    assert [p["intent"] for p in parts_from_results({}, results)] == ["leave_balance", "weather_clothing"]

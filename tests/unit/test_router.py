@@ -11,26 +11,18 @@ import pytest
 import yaml
 
 from app.calibrate import decisions, gold, predicted, report
-from app.router_train import DATA, choose_model, ensure_router, load_split
+from app.router_train import DATA, load_router, load_split
 from graph.language import ENGLISH_ONLY, is_foreign
-from graph.router import Router, split_clauses
-from tools.embeddings import load_embedder
+from graph.router import split_clauses
 
 
 @pytest.fixture(scope="module")
 def router():
-    model = ensure_router(kind=choose_model())
-    emb = load_embedder()
-
-    async def embed(texts):
-        return emb.embed(texts)
-
-    return Router(model, embed), emb
+    return load_router(standalone=True)  # the shipped candidate, as the app serves it
 
 
 async def decide(router, q, user="E1001", previous=None):
-    r, emb = router
-    return await r.decide(q, emb.embed_one(q), user, previous)
+    return await router.decide(q, user, previous)
 
 
 @pytest.mark.parametrize(("q", "label", "path"), [
@@ -84,7 +76,7 @@ def test_clause_splitter():
 @pytest.mark.parametrize("split", ["train", "dev", "test"])
 async def test_examples_from_each_split(router, split):
     items = [it for it in load_split(split) if it["route"] in ("salary", "weather_clothing", "foreign")][:12]
-    decided = await decisions(router[0].model, router[1], items)
+    decided = await decisions(router, items)
     right = sum(gold(it) == predicted(d) for it, d in zip(items, decided, strict=True))
     assert right >= len(items) - 1
 
@@ -92,7 +84,7 @@ async def test_examples_from_each_split(router, split):
 async def test_test_split_figures(router):
     """The figures `python -m app calibrate` reports: measured on phrasing the router never saw."""
     items = load_split("test")
-    r = report(items, await decisions(router[0].model, router[1], items))
+    r = report(items, await decisions(router, items))
     assert r["wrong_shortcut_rate"] <= 0.01, r["wrong_examples"]
     assert r["intent_accuracy"] >= 0.85
     assert r["coverage"] >= 0.6
@@ -131,6 +123,6 @@ async def test_a_question_in_another_language_gets_the_english_only_sentence(rou
 
 
 def test_router_scoring_is_a_softmax(router):
-    model = router[0].model
+    model = router.model
     s = model.score(np.ones(model.coef.shape[1], dtype=np.float32) / np.sqrt(model.coef.shape[1]))
     assert abs(sum(s.probs.values()) - 1.0) < 1e-4 and s.top in model.classes

@@ -14,8 +14,7 @@ from fastapi import FastAPI, HTTPException, Query
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from redis.asyncio import Redis
 
-from tools import kb
-from tools.demo_backend import db
+from tools.demo_backend import db, kb
 from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
 from tools.embeddings import load_embedder
 

@@ -56,7 +56,8 @@ async def ensure_index(redis: Redis, embedder: Embedder, docs_dir: Path) -> int:
                               + embedder.name).encode()).hexdigest()
     vs = VectorSet(redis, KB_KEY)
     current = await redis.get(KB_VERSION_KEY)
-    if current and current.decode() == version and await vs.size() == len(chunks):
+    current_text = current.decode() if isinstance(current, bytes) else current
+    if current_text == version and await vs.size() == len(chunks):
         return len(chunks)
     await redis.delete(KB_KEY)
     vecs = await asyncio.to_thread(embedder.embed, [f"{c.title}. {c.text}" for c in chunks])

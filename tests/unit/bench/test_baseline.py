@@ -4,7 +4,7 @@ import json
 
 from langchain_core.messages import HumanMessage
 
-from graph.baseline import build_plain_agent
+from app.bench.baseline import build_plain_agent
 from graph.context import Context
 from tests.unit.conftest import make_deps
 

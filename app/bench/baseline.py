@@ -20,6 +20,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 
+from app.bench.lc_tools import make_tools
 from graph import llm
 from graph.context import Context
 from graph.deps import Deps
@@ -28,7 +29,6 @@ from graph.nodes import emit, today_of
 from graph.prompts import ANSWER_SYSTEM, answer_messages, planner_messages
 from graph.pruning import history_of
 from graph.state import ToolCall, ToolResult, merge_timings
-from tools.lc_tools import make_tools
 from tools.registry import TOOLS
 
 NO_SHORTCUTS = Context(faq_enabled=False, templates_enabled=False, parallel_enabled=False, cache_enabled=False,
