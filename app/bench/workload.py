@@ -23,13 +23,14 @@ from app.router_train import LEAVE_FAQ
 from app.settings import ROOT
 from tools.demo_backend import db
 from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
+from tools.domain import HOME_CITIES
 
 TODAY = date(2026, 11, 29)
 TOMORROW = TODAY + timedelta(days=1)
 WORKLOAD = ROOT / "data" / "bench" / "workload.jsonl"
 HELDOUT = ROOT / "data" / "bench" / "heldout.yaml"
 ANY = ["faq", "template", "llm"]
-CITIES = ["Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon", "Vienna", "Dublin"]
+CITIES = list(HOME_CITIES)
 MONTHS = ["2026-03", "2026-06", "2026-08", "2026-09", "2026-10"]
 KB_QUESTIONS = [  # policy look-ups with a fact their answer must contain
     ("What is the policy on public holidays in Spain?", ["Epiphany"]),
@@ -88,7 +89,7 @@ def _answer_facts(answer: str) -> list[str]:
     facts += re.findall(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
                         r"December|Monday|Friday|Sunday)\b", answer)
     if not facts:
-        words = sorted(set(re.findall(r"[A-Za-z]{8,}", answer)), key=len, reverse=True)
+        words = sorted(set(re.findall(r"[A-Za-z]{8,}", answer)), key=lambda w: (-len(w), w))  # stable across runs
         facts = words[:1]
     return list(dict.fromkeys(facts))[:3]
 

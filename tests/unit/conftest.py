@@ -63,10 +63,17 @@ class FakeTools:
     def __init__(self, latency: dict[str, float] | None = None) -> None:
         self.latency = latency or {}
         self.calls: list[tuple[str, dict]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0  # how many calls ran at once: parallel fan-out without reading a clock
 
     async def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         self.calls.append((tool, args))
-        await asyncio.sleep(self.latency.get(tool, 0.0))
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.latency.get(tool, 0.0))
+        finally:
+            self.in_flight -= 1
         emp = int(args.get("employee", "E1000")[1:]) if "employee" in args else 0
         return {
             "salary": {"base": emp, "overtime_pay": 10.0, "bonus": 0.0, "gross": emp + 10.0, "tax": 1.0,

@@ -8,7 +8,9 @@ import sqlite3
 from datetime import date
 from pathlib import Path
 
-CITIES = ["Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon", "Vienna", "Dublin"]
+from tools.domain import HOME_CITIES
+
+CITIES = HOME_CITIES
 FIRST = ["Anna", "Ben", "Carla", "David", "Eva", "Farid", "Greta", "Hugo", "Ines", "Jonas",
          "Klara", "Luca", "Maya", "Nils", "Olga", "Pedro", "Rosa", "Sven", "Tara", "Yusuf"]
 LAST = ["de Vries", "Schmidt", "Moreau", "Garcia", "Rossi", "Silva", "Huber", "Byrne", "Jansen",

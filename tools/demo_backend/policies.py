@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from datetime import date
 
+from tools.domain import CITIES, LEAVE_TYPES
+
 LEAVE_POLICIES: dict[str, dict[str, str]] = {
     "annual": {"entitlement": "25 days a year (pro rata for part time), accrued monthly",
                "pay": "full pay", "notice": "request in MyHR at least 2 weeks ahead (1 week for 2 days or fewer)",
@@ -27,14 +29,12 @@ LEAVE_POLICIES: dict[str, dict[str, str]] = {
     "unpaid": {"entitlement": "up to 30 days a year", "pay": "unpaid",
                "notice": "needs manager and HR approval", "notes": ""},
 }
-LEAVE_TYPES = sorted(LEAVE_POLICIES)
+assert set(LEAVE_POLICIES) == set(LEAVE_TYPES), "every leave type of the domain has a policy"
 
 # Mean temperature per month (Jan..Dec), a rough European climate.
 _SEASON = [3, 4, 8, 12, 16, 20, 23, 22, 18, 13, 8, 4]
-_CITY_OFFSET = {"Amsterdam": -1, "Berlin": -2, "Paris": 0, "Madrid": 4, "Milan": 1, "Lisbon": 5,
-                "Vienna": -2, "Dublin": -1, "London": -1, "Rome": 4, "Barcelona": 4, "Munich": -2,
-                "Brussels": -1, "Prague": -3, "Warsaw": -4, "Stockholm": -6, "Copenhagen": -3, "Oslo": -7,
-                "Zurich": -2, "Athens": 6}
+# Degrees above or below that mean, per city of the domain (in its order).
+_CITY_OFFSET = dict(zip(CITIES, [-1, -2, 0, 4, 1, 5, -2, -1, -1, 4, 4, -2, -1, -3, -4, -6, -3, -7, -2, 6], strict=True))
 CONDITIONS = ["sunny", "cloudy", "rain", "windy", "partly cloudy"]
 
 
