@@ -72,6 +72,11 @@ def normalize(text: str) -> str:
     return " ".join(_CONTROL.sub(" ", text).split())
 
 
+OUT_OF_SCOPE = ("I'm Brightmart's help desk: I can answer questions about your pay, attendance and leave, company "
+                f"policies and the handbook, and the weather for your trips. I can't help with that one; for anything "
+                f"else about work, ask {ASK_HR} or {ASK_IT}.")
+
+
 def refusal(question: str, user: str) -> str:
     """Why someone else's personal data is not shared, naming whose when the question gives an id."""
     who = next(iter(sorted({e.upper() for e in EMPLOYEE_ID.findall(question)} - {user})), "another employee")
@@ -273,7 +278,9 @@ class Nodes:
             answer = templates.compose(parts, results) or templates.render_partial(parts, results)
             if answer is None and (any(r["name"] == "kb_search" for r in results) or state["route"] == "llm"):
                 # Handbook questions are quoted, never paraphrased by a small model; nothing sure: say so.
-                answer = await self._extract(state, results, ctx) or not_in_handbook(results)
+                small_talk = (state.get("router") or {}).get("label") == "other"
+                answer = await self._extract(state, results, ctx) or (
+                    OUT_OF_SCOPE if small_talk else not_in_handbook(results))
         if answer is not None:
             emit_chunked(answer)
             return self._finish(state, answer, state.get("llm_calls", 0))

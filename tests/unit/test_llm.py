@@ -1,0 +1,27 @@
+"""The LLM steps' safety nets: plans repaired by slot filling, answers cut when they start repeating."""
+
+from graph.llm import repair_plan, repeat_start
+
+SLOTS = {"month": "2026-10", "date": "2026-11-30", "city": "Rome", "leave_type": "sick"}
+
+
+def test_repair_plan_keeps_known_tools_once_and_fills_their_arguments():
+    raw = [{"tool": "salary", "args": {"employee": "E1999", "month": "last"}}, {"tool": "salary"},
+           "not a call", {"tool": "clothing_advice"}, {"tool": "launch_rockets"}]  # at most 4 calls are read
+    plan = repair_plan(raw, SLOTS, "E1001", "pay and what to wear")
+    assert [c["name"] for c in plan] == ["weather", "salary", "clothing_advice"]  # its input comes first
+    assert plan[1]["args"] == {"employee": "E1001", "month": "2026-10"}  # the caller, never the model's id
+    assert plan[0]["args"] == {"city": "Rome", "date": "2026-11-30"}
+    assert plan[2]["depends_on"] == ["weather"] and plan[2]["args"]["temperature"] == "@weather.temperature_c"
+
+
+def test_repair_plan_of_nothing_is_an_empty_plan():
+    assert repair_plan([], SLOTS, "E1001", "hi") == []
+
+
+def test_an_answer_that_starts_repeating_is_cut_where_the_repeat_begins():
+    loop = "You can ask HR in MyHR for the form. " * 4
+    cut = repeat_start(loop)
+    assert cut is not None and loop[:cut].strip() == "You can ask HR in MyHR for the form."
+    assert repeat_start("Paternity leave is 4 weeks at full pay. Agree the dates with your manager.") is None
+    assert repeat_start("") is None
