@@ -262,9 +262,11 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     kind = kind or choose_model(settings)
     model = ensure_router(settings, kind)
     base = load_embedder(settings.embedding_model)
+    faq = {e.id: [*e.phrasings, e.answer] for e in load_faq(FAQ_PATH).values()}
     if kind == "finetuned":
-        return Router(model, EmbeddingMemo(Embedder(str(model_dir(settings, kind, base.name) / "encoder"))))
-    return Router(model, EmbeddingMemo(base) if standalone else None)
+        encoder = EmbeddingMemo(Embedder(str(model_dir(settings, kind, base.name) / "encoder")))
+        return Router(model, encoder, faq)
+    return Router(model, EmbeddingMemo(base) if standalone else None, faq)
 
 
 def label_counts() -> dict[str, dict[str, int]]:

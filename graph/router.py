@@ -23,7 +23,15 @@ import numpy as np
 from graph.language import is_foreign
 from graph.router_model import RouterModel, Scores
 from graph.slots import city_slot, date_slot
-from tools.domain import CITIES, EMPLOYEE_ID, MONTH_NAMES, WEEKDAYS
+from tools.domain import (
+    CITIES,
+    CITY_PATTERN,
+    COUNTRY_PATTERNS,
+    EMPLOYEE_ID,
+    LEAVE_PATTERNS,
+    MONTH_NAMES,
+    WEEKDAYS,
+)
 from tools.registry import INTENT_TOOLS, PERSONAL_INTENTS, TEMPLATE_INTENTS
 
 Path = Literal["faq", "template", "handbook", "refuse", "write", "chat", "llm", "foreign"]
@@ -31,6 +39,7 @@ _POSSESSIVE = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)?)['’]s\b")
 _NOT_PEOPLE = {w.lower() for w in (*CITIES, *MONTH_NAMES, *WEEKDAYS, "today", "tomorrow", "yesterday", "month",
                                    "year", "week", "brightmart", "myhr", "company", "it", "what", "that", "where",
                                    "who", "there", "here", "let", "how", "when")}
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?")
 _ANY_DAY = date(2026, 1, 1)  # comparing two clauses' days needs some anchor; any fixed one does
 HINT_MIN = 0.05
 CLAUSE_SURE = 0.9  # a question the model is already sure of splits only on clauses it is this sure of
@@ -73,6 +82,15 @@ def named_people(text: str) -> set[str]:
     return {m for m in _POSSESSIVE.findall(text) if m.split()[0].lower() not in _NOT_PEOPLE}
 
 
+def entities(text: str) -> frozenset[str]:
+    """The domain entities a text names: leave types, countries, cities, numbers."""
+    found = {f"leave:{k}" for k, p in LEAVE_PATTERNS.items() if p.search(text)}
+    found |= {f"country:{k}" for k, p in COUNTRY_PATTERNS.items() if p.search(text)}
+    found |= {f"city:{c.lower()}" for c in CITY_PATTERN.findall(text)}
+    found |= {f"#{n}" for n in _NUMBER.findall(text)}
+    return frozenset(found)
+
+
 def group_of(label: str) -> str:
     """The threshold group of a fine label (every FAQ entry shares one)."""
     return "faq" if label.startswith("faq:") else label
@@ -86,8 +104,12 @@ def hinted_tools(s: Scores) -> list[str]:
 class Router:
     """The model, its thresholds, and the embedding function the graph already uses."""
 
-    def __init__(self, model: RouterModel, embed: Embed | None = None) -> None:
+    def __init__(self, model: RouterModel, embed: Embed | None = None,
+                 faq_texts: dict[str, list[str]] | None = None) -> None:
         self.model = model
+        # What each FAQ entry's phrasings and answer name: a question naming anything else is a near miss.
+        self.faq_entities = {fid: frozenset().union(*(entities(t) for t in texts))
+                             for fid, texts in (faq_texts or {}).items()}
         self.embed = embed  # the model's encoder; Deps sets its own memoized one when the router shares it
 
     def sure(self, s: Scores, enabled: set[str] | None = None) -> bool:
@@ -121,6 +143,10 @@ class Router:
         if group in PERSONAL_INTENTS and others:  # the caller's intent, about someone else: refuse
             return Decision("refuse", "other_person", s.confidence, reason=f"asks about {sorted(others)[0]}")
         if group == "faq":
+            extra = entities(question) - self.faq_entities.get(s.top[4:], frozenset())
+            if extra and self.faq_entities:  # "Is payday on the 15th in Lisbon?": not what the entry says
+                return Decision("llm", s.top, s.confidence, reason=f"names {', '.join(sorted(extra))}, "
+                                "which the FAQ entry does not", hinted_tools=hinted_tools(s))
             if faq_enabled:
                 return Decision("faq", s.top, s.confidence, faq_id=s.top[4:], reason="FAQ entry")
             return Decision("handbook", s.top, s.confidence, reason="FAQ shortcut off")

@@ -1,7 +1,8 @@
 """`python -m app bench`: the optimized graph against the plain agent and `create_agent`, interleaved
 on the same workload, then an ablation of each technique, a load test and focused probes.
 
-Writes results.json (per-request rows and a summary) and PNG plots to --out, prints a table.
+Writes results.json (per-request rows and the summary), summary.json (the summary alone, small enough to keep
+beside the plots in docs/bench/) and PNG plots to --out, and prints a table.
 """
 
 from __future__ import annotations
@@ -204,6 +205,8 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
                          "context": asdict(Context(today=TODAY.isoformat())), "model": settings.vllm_model,
                          "llm_url": settings.llm_url}}
     (out_dir / "results.json").write_text(json.dumps(result, indent=2, default=_json_default))
+    (out_dir / "summary.json").write_text(json.dumps({"summary": summary, "config": result["config"]}, indent=2,
+                                                     default=_json_default))
     plots.write_all(result, out_dir)
     print(plots.table(summary))
     print(f"\nresults: {out_dir / 'results.json'}; plots: {', '.join(p.name for p in sorted(out_dir.glob('*.png')))}")
