@@ -47,6 +47,8 @@ async def test_near_misses_do_not_take_each_others_shortcut(router):
     assert overtime_rate.label != "faq:payday"
     wages_day = await decide(router, "Which day of the month do wages arrive?")
     assert wages_day.label == "faq:payday" and wages_day.path in ("faq", "llm")
+    entity = await decide(router, "Is payday on the 15th in Lisbon?")
+    assert entity.path != "faq"  # the payday entry never mentions the 15th or Lisbon: not sure, full path
     mine = await decide(router, "how many sick days have I used this year")
     theirs = await decide(router, "how many sick days has Maria used this year")
     assert mine.label == "leave_balance" and theirs.label == "other_person"
