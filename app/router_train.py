@@ -30,7 +30,7 @@ import yaml
 from app.settings import ROOT, Settings, get_settings
 from graph.router import Router, group_of
 from graph.router_model import RouterModel
-from tools.embeddings import Embedder, EmbeddingMemo, load_embedder
+from tools.embeddings import Embedder, EmbeddingMemo, bundled_model_path, load_embedder
 from tools.faq import load_faq
 
 log = logging.getLogger(__name__)
@@ -62,8 +62,13 @@ def training_examples() -> list[tuple[str, str]]:
 
 
 def fingerprint(kind: str, embedder_name: str) -> str:
-    """Changes whenever the data, the training recipe (`RECIPE`) or the base model changes."""
-    h = hashlib.sha256(f"{kind}|{embedder_name}|{SEED}|{RECIPE}".encode())
+    """Changes whenever the data, the training recipe (`RECIPE`) or the base model changes.
+
+    The bundled model is named by what it is, not by where a virtualenv put it, so every clone of the
+    project shares one cached router.
+    """
+    base = "bundled:all-MiniLM-L6-v2" if embedder_name == bundled_model_path() else embedder_name
+    h = hashlib.sha256(f"{kind}|{base}|{SEED}|{RECIPE}".encode())
     for path in [*sorted(DATA.glob("*.yaml")), FAQ_PATH]:
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
