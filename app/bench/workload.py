@@ -246,14 +246,16 @@ def heldout_items(items: list[Item], facts: Facts, rng: random.Random, by_id: di
 
 
 def quick(items: list[Item]) -> list[Item]:
-    """A small slice that still covers every kind: one long session plus one item of each other kind."""
+    """A small slice that still covers every kind: one long session, one item of each other kind, and the
+    whole held-out-phrasing slice (its accuracy is the point of it).
+    """
     long_session = [i for i in items if i.session == "long01"]
     picked, seen = [], set()
     for it in items:
-        if not it.session.startswith("long") and it.kind not in seen and it.turn == 0:
+        if not it.session.startswith("long") and it.kind not in seen and it.turn == 0 and it.kind != "heldout":
             picked.append(it)
             seen.add(it.kind)
-    return long_session + picked
+    return long_session + picked + [i for i in items if i.kind == "heldout"]
 
 
 def save(items: list[Item], path: Path = WORKLOAD) -> None:
