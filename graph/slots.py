@@ -24,7 +24,8 @@ _DAYS = "|".join(WEEKDAYS)
 _NUM = r"\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an|a couple of"
 # Phrases that name a time; the first that dateparser understands wins.
 _TIME_PHRASES = re.compile(
-    r"\b(?:day after tomorrow|tomorrow|today|tonight|yesterday|right now|this (?:morning|afternoon|evening)"
+    r"\b(?:day after tomorrow|tomorrow|tmrw|tmr|2moro|today|tonight|yesterday|right now"
+    r"|this (?:morning|afternoon|evening)"
     rf"|(?:this|next|the)? ?week-?end"
     rf"|(?:last|previous|past|this|current|next) (?:month|week|year)"
     rf"|(?:{_NUM}) (?:days?|weeks?|months?) ago"
@@ -55,6 +56,8 @@ def _parse(phrase: str, today: date, prefer: Prefer) -> date | None:
             return None
     if phrase in ("this month", "current month"):
         return today
+    if phrase in ("tmrw", "tmr", "2moro"):  # chat spellings of tomorrow
+        return today + timedelta(days=1)
     if phrase in ("right now",) or phrase.startswith("this ") and phrase.split()[1] in ("morning", "afternoon",
                                                                                          "evening"):
         return today

@@ -41,6 +41,7 @@ def test_month_slot(text, month):
     ("weather next Monday", "2026-11-30"),
     ("forecast for the day after tomorrow", "2026-12-01"),
     ("weather on the 3rd", "2026-12-03"),
+    ("any chance of rain in Lisbon tmrw?", "2026-11-30"),
 ])
 def test_date_slot(text, day):
     assert date_slot(text, TODAY) == day
