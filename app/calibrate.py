@@ -21,7 +21,8 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
-from app.router_train import DATA, choose_model, clopper_pearson_upper, label_counts, load_router, load_split
+from app.router_thresholds import clopper_pearson_upper
+from app.router_train import DATA, choose_model, label_counts, load_router, load_split
 from app.settings import ROOT, get_settings
 from graph.router import Decision, Router, group_of
 

@@ -20,13 +20,13 @@ import json
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
 
+from app.router_thresholds import MAX_WRONG_RATE, accuracy, choose_thresholds, outcomes, shortcut_stats
 from app.settings import ROOT, Settings, get_settings
 from graph.router import Router, group_of
 from graph.router_model import RouterModel
@@ -38,7 +38,6 @@ DATA = ROOT / "data" / "router"
 FAQ_PATH = ROOT / "data" / "faq.yaml"
 SEED = 7
 RECIPE = "lr-c-grid+supcon-2ep/1"  # bump when training changes in a way that changes the model
-MAX_WRONG_RATE = 0.01  # confidently wrong shortcuts allowed, at most, on the dev split
 C_GRID = (1.0, 4.0, 16.0, 64.0)
 SUPPORT_GRID = (0.0, 0.3, 0.4, 0.5)
 # Leave-type FAQ entries state the same facts as the leave_policy tool: one route per meaning.
@@ -92,68 +91,6 @@ def build(vecs: np.ndarray, labels: list[str], c: float, meta: dict[str, Any]) -
     """A router model from embedded examples."""
     classes, coef, intercept = fit_head(vecs, labels, c)
     return RouterModel(classes, coef, intercept, vecs.astype(np.float32), labels, meta)
-
-
-@dataclass
-class Outcome:
-    """One dev/test item as the model saw it."""
-
-    gold: str
-    top: str
-    confidence: float
-    support: float
-
-
-def outcomes(model: RouterModel, items: list[dict[str, Any]], vecs: np.ndarray) -> list[Outcome]:
-    """Score every item (compound items are judged by their whole text here: gold label `compound`)."""
-    out = []
-    for it, vec in zip(items, vecs, strict=True):
-        s = model.score(vec)
-        out.append(Outcome(it["route"], s.top, s.confidence, s.support))
-    return out
-
-
-def clopper_pearson_upper(wrong: int, n: int, confidence: float = 0.95) -> float:
-    """One-sided upper confidence bound of a rate from `wrong` of `n` (exact binomial)."""
-    if n == 0:
-        return 1.0
-    if wrong >= n:
-        return 1.0
-    from scipy.stats import beta
-
-    return float(beta.ppf(confidence, wrong + 1, n - wrong))
-
-
-def choose_thresholds(results: list[Outcome], floor: float) -> dict[str, float]:
-    """Per route group, the lowest threshold at which no dev item of that group is confidently wrong.
-
-    A route whose dev items are all wrong even at the top confidence gets 1.01: never taken.
-    """
-    groups = {group_of(r.top) for r in results}
-    thresholds = {}
-    for g in sorted(groups):
-        mine = sorted((r for r in results if group_of(r.top) == g and r.support >= floor), key=lambda r: -r.confidence)
-        t = 1.01
-        for r in mine:  # walk down from the most confident; stop before the first wrong one
-            if r.top != r.gold:
-                break
-            t = r.confidence
-        thresholds[g] = round(max(t, 0.2), 4)
-    return thresholds
-
-
-def shortcut_stats(results: list[Outcome], thresholds: dict[str, float], floor: float) -> dict[str, Any]:
-    """Coverage (share of items that take a shortcut) and wrong-shortcut rate with its 95% bound."""
-    taken = [r for r in results if r.confidence >= thresholds.get(group_of(r.top), 1.01) and r.support >= floor]
-    wrong = sum(1 for r in taken if r.top != r.gold)
-    return {"items": len(results), "shortcuts": len(taken), "coverage": round(len(taken) / max(1, len(results)), 4),
-            "wrong": wrong, "wrong_rate": round(wrong / max(1, len(taken)), 4),
-            "wrong_rate_upper95": round(clopper_pearson_upper(wrong, len(taken)), 4)}
-
-
-def accuracy(results: list[Outcome]) -> float:
-    """Top-1 accuracy over the items."""
-    return round(sum(r.top == r.gold for r in results) / max(1, len(results)), 4)
 
 
 def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: int = 32) -> Embedder:

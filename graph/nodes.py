@@ -2,96 +2,26 @@
 
 from __future__ import annotations
 
-import functools
 import re
-import time
-import unicodedata
 import uuid
-from collections.abc import Awaitable, Callable
-from datetime import date
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
-from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from graph import extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import Prefetcher, run_plan
+from graph.kit import emit, emit_chunked, normalize, timed, today_of
 from graph.language import ENGLISH_ONLY
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import history_of, prune
+from graph.replies import OUT_OF_SCOPE, not_in_handbook, refusal
 from graph.slots import fill_slots
 from graph.state import RESET, Part, State
-from graph.tracing import annotate, node_span
-from tools.domain import ASK_HR, ASK_IT, EMPLOYEE_ID
+from graph.tracing import annotate
 from tools.registry import TEMPLATE_INTENTS
-
-Node = Callable[[State, Runtime[Context]], Awaitable[dict[str, Any]]]
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def timed(fn: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitable[dict[str, Any]]]:
-    """Record the node's wall time in `timings_ms` under its name."""
-
-    @functools.wraps(fn)
-    async def wrapper(self: Nodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        t0 = time.perf_counter()
-        with node_span(fn.__name__):
-            update = await fn(self, state, runtime)
-        timings = dict(update.get("timings_ms") or {})
-        timings[fn.__name__] = (time.perf_counter() - t0) * 1000
-        return {**update, "timings_ms": timings}
-
-    return wrapper
-
-
-def emit(text: str) -> None:
-    """Stream a piece of the answer (custom stream mode)."""
-    try:
-        get_stream_writer()({"answer_delta": text})
-    except RuntimeError:  # not running inside a streaming graph (plain ainvoke)
-        pass
-
-
-def emit_chunked(text: str) -> None:
-    """Stream a text that is ready at once, sentence by sentence."""
-    for piece in re.findall(r"[^.!?]+[.!?]*\s*", text) or [text]:
-        emit(piece)
-
-
-def today_of(ctx: Context) -> date:
-    """The run's date: the context override, or the real one."""
-    return date.fromisoformat(ctx.today) if ctx.today else date.today()
-
-
-def normalize(text: str) -> str:
-    """Printable, NFC-normalized, whitespace collapsed."""
-    text = unicodedata.normalize("NFC", text.encode("utf-8", "replace").decode("utf-8", "replace"))
-    return " ".join(_CONTROL.sub(" ", text).split())
-
-
-OUT_OF_SCOPE = ("I'm Brightmart's help desk: I can answer questions about your pay, attendance and leave, company "
-                f"policies and the handbook, and the weather for your trips. I can't help with that one; for anything "
-                f"else about work, ask {ASK_HR} or {ASK_IT}.")
-
-
-def refusal(question: str, user: str) -> str:
-    """Why someone else's personal data is not shared, naming whose when the question gives an id."""
-    who = next(iter(sorted({e.upper() for e in EMPLOYEE_ID.findall(question)} - {user})), "another employee")
-    return (f"I can only share your own salary, attendance and leave figures, not those of {who}. "
-            "They can ask me themselves, or HR can help.")
-
-
-def not_in_handbook(results: list[Any]) -> str:
-    """The grounded reply when the handbook has no clear answer: say so, and where to ask instead."""
-    kb = next((r for r in results if r["name"] == "kb_search" and r["ok"]), None)
-    passages = ((kb or {}).get("data") or {}).get("passages") or []
-    near = passages and float(passages[0].get("score", 0.0)) >= 0.45  # only a section that is at least on topic
-    closest = f' The closest section of the handbook is "{passages[0]["title"]}".' if near else ""
-    return (f"I couldn't find a clear answer to that in the Brightmart handbook, so I won't guess.{closest} "
-            f"For HR questions ask {ASK_HR}; for IT problems contact {ASK_IT}.")
 
 
 class Nodes:
@@ -273,9 +203,11 @@ class Nodes:
         writing = state.get("intent") == "free_writing"
         if answer is None and not writing and (state["route"] == "template" or ctx.templates_enabled):
             parts = state.get("parts") or []
-            if state["route"] == "llm" and not templates.compose(parts, results):
-                parts = templates.parts_from_results(state["slots"], results)  # what the LLM's plan fetched
-            answer = templates.compose(parts, results) or templates.render_partial(parts, results)
+            answer = templates.compose(parts, results)
+            if answer is None and state["route"] == "llm":  # what the LLM's plan fetched, intent by intent
+                parts = templates.parts_from_results(state["slots"], results)
+                answer = templates.compose(parts, results)
+            answer = answer or templates.render_partial(parts, results)
             if answer is None and (any(r["name"] == "kb_search" for r in results) or state["route"] == "llm"):
                 # Handbook questions are quoted, never paraphrased by a small model; nothing sure: say so.
                 small_talk = (state.get("router") or {}).get("label") == "other"

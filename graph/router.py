@@ -128,15 +128,17 @@ class Router:
         assert self.embed is not None, "Router.embed is set by Deps"
         s = self.model.score((await self.embed([question]))[0])
         group = group_of(s.top)
-        if group == "foreign" and self.sure(s):
+        sure = self.sure(s)
+        if group == "foreign" and sure:
             return Decision("foreign", "foreign", s.confidence, reason="not English (router)")
-        whole_sure = self.sure(s) and group != "compound"
-        if len(split_clauses(question)) > 1:  # every clause must be sure; surer still when the whole is sure
-            parts = await self._compound(question, templates_enabled, CLAUSE_SURE if whole_sure else 0.0)
+        clauses = split_clauses(question)
+        if len(clauses) > 1:  # every clause must be sure; surer still when the whole question is sure
+            parts = await self._compound(clauses, templates_enabled,
+                                         CLAUSE_SURE if sure and group != "compound" else 0.0)
             if parts:
-                intents, clauses = parts
-                return Decision("template", "compound", s.confidence, intents, clauses, reason="every part is known")
-        if not self.sure(s):
+                intents, kept = parts
+                return Decision("template", "compound", s.confidence, intents, kept, reason="every part is known")
+        if not sure:
             return Decision("llm", s.top, s.confidence, reason=f"not sure ({s.confidence:.2f}, {s.support:.2f})",
                             hinted_tools=hinted_tools(s))
         others = {e.upper() for e in EMPLOYEE_ID.findall(question)} - {user.upper()} | named_people(question)
@@ -167,13 +169,12 @@ class Router:
             "other": Decision("chat", s.top, s.confidence, reason="not a help-desk matter"),
         }.get(group, Decision("llm", s.top, s.confidence, reason=f"no path for {group}"))
 
-    async def _compound(self, question: str, templates_enabled: bool,
+    async def _compound(self, clauses: list[str], templates_enabled: bool,
                         least: float = 0.0) -> tuple[list[str], list[str]] | None:
         """(intents, clauses) when every clause is a sure template intent, FAQ entry or someone else's data
         (refused in its own sentence), and there are several.
         """
-        clauses = split_clauses(question)
-        if len(clauses) < 2 or len(clauses) > 4 or not templates_enabled:
+        if len(clauses) > 4 or not templates_enabled:
             return None
         assert self.embed is not None, "Router.embed is set by Deps"
         vecs = await self.embed(clauses)

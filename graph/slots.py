@@ -41,7 +41,7 @@ _ORDINAL_DAY = re.compile(r"^(?:the )?(\d{1,2})(?:st|nd|rd|th)$", re.IGNORECASE)
 _IN_PLACE = re.compile(r"\b(?:in|at|for|to)\s+([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)\b")
 _NOT_PLACES = {w.title() for w in [*MONTH_NAMES, *WEEKDAYS, "today", "tomorrow", "the", "my", "this", "next",
                                    "last", "myhr", "spendwise", "brightconnect", "it", "hr", "me", "office",
-                                   "march", "may", "brightmart", "q1", "q2", "q3", "q4"]}
+                                   "brightmart", "q1", "q2", "q3", "q4"]}
 Prefer = Literal["past", "future"]
 
 

@@ -179,8 +179,7 @@ def render_partial(parts: list[Part], results: list[ToolResult]) -> str | None:
         if text is None:  # what this part's tools did return, each in its own template ("the forecast")
             prefix = part_prefix(parts, i)
             mine = [r for r in results if r["ok"] and r["id"].startswith(prefix)]
-            text = " ".join(t for r in mine if (t := render(r["name"], part.get("slots") or {},
-                                                             [{**r, "id": prefix + r["name"]}], prefix)))
+            text = " ".join(t for r in mine if (t := render(r["name"], part.get("slots") or {}, [r], prefix)))
         pieces.append(text)
     said = " ".join(p for p in pieces if p)
     missing = "; ".join(f"{r['name'].replace('_', ' ')}: {r['error']}" for r in failed)

@@ -25,7 +25,7 @@ from graph import llm
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import fetch
-from graph.nodes import emit, today_of
+from graph.kit import emit, today_of
 from graph.prompts import ANSWER_SYSTEM, answer_messages, planner_messages
 from graph.pruning import history_of
 from graph.state import ToolCall, ToolResult, merge_timings

@@ -1,0 +1,62 @@
+"""What every node uses: its duration in the state, streaming pieces of the answer, the run's date, and
+the question made printable.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+import unicodedata
+from collections.abc import Awaitable, Callable
+from datetime import date
+from typing import Any
+
+from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.state import State
+from graph.tracing import node_span
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def timed(fn: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """Record the node's wall time in `timings_ms` under its name."""
+
+    @functools.wraps(fn)
+    async def wrapper(self: Any, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        with node_span(fn.__name__):
+            update = await fn(self, state, runtime)
+        timings = dict(update.get("timings_ms") or {})
+        timings[fn.__name__] = (time.perf_counter() - t0) * 1000
+        return {**update, "timings_ms": timings}
+
+    return wrapper
+
+
+def emit(text: str) -> None:
+    """Stream a piece of the answer (custom stream mode)."""
+    try:
+        get_stream_writer()({"answer_delta": text})
+    except RuntimeError:  # not running inside a streaming graph (plain ainvoke)
+        pass
+
+
+def emit_chunked(text: str) -> None:
+    """Stream a text that is ready at once, sentence by sentence."""
+    for piece in re.findall(r"[^.!?]+[.!?]*\s*", text) or [text]:
+        emit(piece)
+
+
+def today_of(ctx: Context) -> date:
+    """The run's date: the context override, or the real one."""
+    return date.fromisoformat(ctx.today) if ctx.today else date.today()
+
+
+def normalize(text: str) -> str:
+    """Printable, NFC-normalized, whitespace collapsed."""
+    text = unicodedata.normalize("NFC", text.encode("utf-8", "replace").decode("utf-8", "replace"))
+    return " ".join(_CONTROL.sub(" ", text).split())

@@ -1,0 +1,31 @@
+"""The help desk's fixed replies: someone else's data, a question the handbook does not answer, small talk.
+
+They name where to ask instead (HR through MyHR, the IT service desk), so the product never has to guess.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools.domain import ASK_HR, ASK_IT, EMPLOYEE_ID
+
+OUT_OF_SCOPE = ("I'm Brightmart's help desk: I can answer questions about your pay, attendance and leave, company "
+                f"policies and the handbook, and the weather for your trips. I can't help with that one; for anything "
+                f"else about work, ask {ASK_HR} or {ASK_IT}.")
+
+
+def refusal(question: str, user: str) -> str:
+    """Why someone else's personal data is not shared, naming whose when the question gives an id."""
+    who = next(iter(sorted({e.upper() for e in EMPLOYEE_ID.findall(question)} - {user})), "another employee")
+    return (f"I can only share your own salary, attendance and leave figures, not those of {who}. "
+            "They can ask me themselves, or HR can help.")
+
+
+def not_in_handbook(results: list[Any]) -> str:
+    """The grounded reply when the handbook has no clear answer: say so, and where to ask instead."""
+    kb = next((r for r in results if r["name"] == "kb_search" and r["ok"]), None)
+    passages = ((kb or {}).get("data") or {}).get("passages") or []
+    near = passages and float(passages[0].get("score", 0.0)) >= 0.45  # only a section that is at least on topic
+    closest = f' The closest section of the handbook is "{passages[0]["title"]}".' if near else ""
+    return (f"I couldn't find a clear answer to that in the Brightmart handbook, so I won't guess.{closest} "
+            f"For HR questions ask {ASK_HR}; for IT problems contact {ASK_IT}.")
