@@ -5,7 +5,8 @@ every route: an FAQ entry, a tool intent, a handbook look-up, someone else's dat
 small talk, a follow-up, a compound request. A route is taken only when the model is confident
 (per-route thresholds chosen on the dev split so that wrong shortcuts stay under 1%) and the
 question is close to a training example of that route; otherwise the router says "not sure" and
-the full LLM path answers. Compound requests are split into clauses, each routed on its own.
+the full LLM path answers. A question the model reads as compound is split into clauses, each
+routed on its own (background statements travel with the request after them).
 
 Regexes here only pull out entities (employee ids); the language check uses a trained detector.
 """
@@ -42,12 +43,12 @@ _NOT_PEOPLE = {w.lower() for w in (*CITIES, *MONTH_NAMES, *WEEKDAYS, "today", "t
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?")
 _ANY_DAY = date(2026, 1, 1)  # comparing two clauses' days needs some anchor; any fixed one does
 HINT_MIN = 0.05
-CLAUSE_SURE = 0.9  # a question the model is already sure of splits only on clauses it is this sure of
 Embed = Callable[[list[str]], Awaitable[np.ndarray]]
 
 # Clause boundaries of a compound request ("my leave balance and the weather in Rome tomorrow").
-_CLAUSES = re.compile(r"\s*(?:[;?!]+\s+|\.\s+|\s[+&]\s|,\s+"
-                      r"|,?\s+\b(?:and also|and then|and|also|plus|as well as)\b\s+)", re.IGNORECASE)
+# The conjunction comes first so that ", and how many ..." leaves no "and" on the next clause.
+_CLAUSES = re.compile(r"\s*(?:[;?!.,]*\s+\b(?:and also|and then|and|also|plus|as well as|but)\b\s+"
+                      r"|[;?!]+\s+|\.\s+|\s[+&]\s|,\s+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -132,12 +133,14 @@ class Router:
         if group == "foreign" and sure:
             return Decision("foreign", "foreign", s.confidence, reason="not English (router)")
         clauses = split_clauses(question)
-        if len(clauses) > 1:  # every clause must be sure; surer still when the whole question is sure
-            parts = await self._compound(clauses, templates_enabled,
-                                         CLAUSE_SURE if sure and group != "compound" else 0.0)
-            if parts:
-                intents, kept = parts
-                return Decision("template", "compound", s.confidence, intents, kept, reason="every part is known")
+        if group == "compound" and len(clauses) > 1:  # the model reads several requests: route each clause
+            parts = await self._compound(clauses, templates_enabled)
+            if parts and parts[2]:
+                return Decision("template", "compound", s.confidence, parts[0], parts[1],
+                                reason="every part is known")
+            if parts:  # several things asked, not all known: the LLM answers
+                return Decision("llm", "compound", s.confidence, parts[0], parts[1],
+                                reason="a part is not sure", hinted_tools=hinted_tools(s))
         if not sure:
             return Decision("llm", s.top, s.confidence, reason=f"not sure ({s.confidence:.2f}, {s.support:.2f})",
                             hinted_tools=hinted_tools(s))
@@ -169,26 +172,45 @@ class Router:
             "other": Decision("chat", s.top, s.confidence, reason="not a help-desk matter"),
         }.get(group, Decision("llm", s.top, s.confidence, reason=f"no path for {group}"))
 
-    async def _compound(self, clauses: list[str], templates_enabled: bool,
-                        least: float = 0.0) -> tuple[list[str], list[str]] | None:
-        """(intents, clauses) when every clause is a sure template intent, FAQ entry or someone else's data
-        (refused in its own sentence), and there are several.
+    async def _compound(self, clauses: list[str], templates_enabled: bool) -> tuple[list[str], list[str], bool] | None:
+        """(intents, segments, all sure) of a request that asks several things, or None when it asks one.
+
+        Clauses are read left to right; a clause the model is not sure of, or reads as asking nothing
+        ("other": the training data labels background statements so), is joined to the next one, so that
+        context ("I'm in Madrid on Thursday. What's the forecast there?") travels with its request.
+        The shortcut holds when every segment is a sure template intent or FAQ entry; otherwise the parts
+        (free writing, someone else's data, a guess) are still reported, for the Path panel and the
+        calibration, but the LLM path answers.
         """
-        if len(clauses) > 4 or not templates_enabled:
+        if len(clauses) > 4:
             return None
         assert self.embed is not None, "Router.embed is set by Deps"
         vecs = await self.embed(clauses)
+        scores = dict(zip(clauses, (self.model.score(v) for v in vecs), strict=True))
         intents: list[str] = []
         kept: list[str] = []
-        for clause, vec in zip(clauses, vecs, strict=True):
-            s = self.model.score(vec)
-            if not self.sure(s, {*TEMPLATE_INTENTS, "faq"}) or s.confidence < least or s.top in intents:
-                return None
+        all_sure = templates_enabled
+        pending = ""
+        for i, clause in enumerate(clauses):
+            segment = f"{pending}. {clause}" if pending else clause
+            s = scores[clause] if not pending else self.model.score((await self.embed([segment]))[0])
+            sure = self.sure(s)
+            ok = sure and group_of(s.top) in {*TEMPLATE_INTENTS, "faq"}
+            if (not sure or s.top == "other") and i < len(clauses) - 1:
+                pending = segment  # context ("I'm in Lisbon next week."), read with the next clause
+                continue
+            pending = ""
+            if s.top == "other" and intents:  # a closing "thanks a lot" asks nothing
+                continue
+            if s.top in intents or group_of(s.top) in ("compound", "follow_up"):
+                all_sure = all_sure and s.top in intents and ok
+                continue
+            all_sure = all_sure and ok
             intents.append(s.top)
-            kept.append(clause)
+            kept.append(segment)
         if {"weather", "weather_clothing"} <= set(intents):  # "weather in X ... what to wear": one request
             w, wc = kept[intents.index("weather")], kept[intents.index("weather_clothing")]
             if city_slot(w) in (None, city_slot(wc)) and date_slot(w, _ANY_DAY) in (None, date_slot(wc, _ANY_DAY)):
                 i = intents.index("weather")
                 intents, kept = intents[:i] + intents[i + 1:], kept[:i] + kept[i + 1:]
-        return (intents, kept) if len(intents) > 1 else None
+        return (intents, kept, all_sure) if len(intents) > 1 else None

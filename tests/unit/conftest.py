@@ -128,6 +128,8 @@ ROUTES = [
     ("Draft a note to my team", "free_writing"), ("rewrite this e-mail politely", "free_writing"),
     ("Tell me something nice", "other"), ("tell me a joke", "other"),
     ("Where is the fire exit policy?", "handbook"),
+    ("my salary and the weather in Rome", "compound"), ("my leave balance and what to wear in Oslo", "compound"),
+    ("What is my salary this month and how many leave days do I have left", "compound"),
 ]
 
 
