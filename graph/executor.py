@@ -153,8 +153,11 @@ class Prefetcher:
               ctx: Context) -> list[str]:
         """Start the calls in the background; returns their signatures."""
         cls._sweep()
-        tasks = {signature(n, a): asyncio.create_task(fetch(deps, n, a, user, ctx)) for n, a in calls
-                 if TOOLS.get(n) and TOOLS[n].prefetchable and TOOLS[n].idempotent}
+        for task in cls._inflight.pop(turn_id, (0.0, {}))[1].values():  # a restarted turn: drop the old ones
+            task.cancel()
+        unique = {signature(n, a): (n, a) for n, a in calls  # the same call twice is fetched once
+                  if TOOLS.get(n) and TOOLS[n].prefetchable and TOOLS[n].idempotent}
+        tasks = {sig: asyncio.create_task(fetch(deps, n, a, user, ctx)) for sig, (n, a) in unique.items()}
         cls._inflight[turn_id] = (time.monotonic(), tasks)
         return list(tasks)
 

@@ -31,7 +31,7 @@ def sentences(passages: list[dict[str, Any]]) -> list[tuple[str, str]]:
             if line.startswith("#"):
                 heading = line.lstrip("# ").strip()
                 continue
-            line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).replace("**", "")
+            line = re.sub(r"^\s*(?:[-*•]|\d+[.)](?=\s))\s*", "", line).replace("**", "")
             for s in _SPLIT.split(line):
                 if len(s.split()) >= 4 and not is_injection(s):
                     out.append((p.get("title", ""), f"{heading}: {s}" if heading else s))
