@@ -3,20 +3,36 @@
 from __future__ import annotations
 
 import json
+import logging
+import secrets
 import sys
 import time
-import uuid
 from contextlib import asynccontextmanager
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from app.observability import record, run_config
+from app.observability import record, run_config, user_hash
 from app.runtime import build_deps
 from app.settings import Settings, get_settings
 from graph.context import Context
 from graph.graph import build_graph
+
+log = logging.getLogger(__name__)
+NOT_YOUR_CONVERSATION = ("This conversation belongs to someone else, so it cannot be continued or read here. "
+                         "Start a new conversation to ask your question.")
+
+
+def new_thread_id() -> str:
+    """A thread id nobody can guess (128 random bits)."""
+    return secrets.token_urlsafe(16)
+
+
+async def thread_owner(graph: Any, thread: str) -> str | None:
+    """Who started a conversation, from its checkpoint (None for a new thread)."""
+    snapshot = await graph.aget_state({"configurable": {"thread_id": thread}})
+    return (snapshot.values or {}).get("user") if snapshot else None
 
 
 def checkpointer(settings: Settings) -> Any:
@@ -53,14 +69,23 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
     """One question through the graph, streamed; returns the row `ask --json` prints.
 
     `on_delta(text)` receives each answer piece as it is produced, `on_update(node, update)` each
-    node's state update (the chat shows them as steps).
+    node's state update (the chat shows them as steps). `user` comes from a verified credential
+    (app/auth.py) or from the operator's CLI; a thread started by someone else is refused before the
+    graph reads anything of it.
     """
-    thread = thread or uuid.uuid4().hex[:12]
+    thread = thread or new_thread_id()
     t0 = time.perf_counter()
     ttft = None
     final: dict[str, Any] = {}
     row: dict[str, Any] = {"q": question, "user": user, "thread": thread}
     try:
+        owner = await thread_owner(graph, thread)
+        if owner is not None and owner != user:  # a conversation belongs to whoever started it
+            log.warning("refused: user %s tried to use thread %s… started by user %s",
+                        user_hash(user), thread[:6], user_hash(owner))
+            return {**row, "answer": NOT_YOUR_CONVERSATION, "route": "denied", "tools": [], "llm_calls": 0,
+                    "timings_ms": {}, "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
+                    "error": None}
         async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
                                                run_config(thread, user), context=ctx,
                                                stream_mode=["custom", "updates", "values"]):

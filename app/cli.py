@@ -50,8 +50,16 @@ def _ask(ns: argparse.Namespace) -> int:
 
 
 def _ui(ns: argparse.Namespace) -> int:
-    from app.ui import serve
+    from app.settings import get_settings
+    from app.web import serve
+    from tools.demo_backend.identity import credentials_file
 
+    settings = get_settings()
+    where = f"http://{ns.host or settings.ui_host}:{ns.port or settings.ui_port}/"
+    print(f"Chat: {where} (sign in first; API: POST {where}v1/chat with a bearer token)")
+    if not settings.backend_url:  # the demo identity provider
+        print(f"Demo sign-in: employee ids E1001..E1020; their passwords are in "
+              f"{credentials_file(settings.run_dir / 'demo-backend.sqlite')} (readable by you only)", flush=True)
     serve(host=ns.host, port=ns.port)
     return 0
 
@@ -82,7 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("ask", help="ask one question, or a JSONL file of them")
     a.add_argument("question", nargs="?")
-    a.add_argument("--user", default="E1001", help="employee id of the caller")
+    a.add_argument("--user", default="E1001",
+                   help="employee id of the caller. An operator tool on the server: it trusts this value, so it "
+                        "is not an entry for employees (they sign in to the chat or send a bearer token to the API)")
     a.add_argument("--thread", default=None, help="conversation id (history is kept per thread)")
     a.add_argument("--file", help="JSONL with {q, user, thread} per line")
     a.add_argument("--json", action="store_true", help="one JSON object per answer")

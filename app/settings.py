@@ -53,6 +53,18 @@ class Settings(BaseSettings):
     llm_max_queue: int = Field(32, description="LLM requests allowed to wait; beyond that users get 'busy'")
     database_url: str | None = Field(None, description="checkpointer; unset = SQLite under run_dir")
 
+    # --- who is asking (app/auth.py): tokens from an OIDC/JWT issuer, or a trusted SSO proxy's header
+    auth_issuer: str = Field("brightmart-demo-idp", description="required `iss` of bearer tokens")
+    auth_audience: str = Field("brightmart-helpdesk", description="required `aud` of bearer tokens")
+    auth_jwks_url: str | None = Field(None, description="the IdP's JWKS; unset = the demo backend's")
+    auth_public_key_file: Path | None = Field(None, description="PEM public key instead of a JWKS URL")
+    auth_algorithms: str = Field("RS256,ES256", description="accepted signature algorithms (never 'none')")
+    auth_login_url: str | None = Field(None, description="password sign-in for the chat; unset = the demo IdP's")
+    auth_trusted_header: str | None = Field(None, description="opt-in: user header set by an SSO proxy")
+    auth_trusted_proxies: str = Field("", description="comma-separated addresses/CIDRs the header is taken from")
+    session_cookie_secure: bool = Field(False, description="mark the chat's session cookie Secure (HTTPS)")
+    rate_limit: str = Field("30/minute", description="requests per identity, as `limits` parses it")
+
     @property
     def local_vllm(self) -> bool:
         """True when the project starts and owns the vLLM server."""
@@ -72,6 +84,16 @@ class Settings(BaseSettings):
     def backend(self) -> str:
         """Base URL of the tool backend."""
         return (self.backend_url or f"http://127.0.0.1:{self.backend_port}").rstrip("/")
+
+    @property
+    def jwks_url(self) -> str:
+        """Where the token verifier fetches the issuer's public keys."""
+        return self.auth_jwks_url or f"{self.backend}/.well-known/jwks.json"
+
+    @property
+    def login_url(self) -> str:
+        """Where the chat's sign-in form checks a password and gets a token."""
+        return self.auth_login_url or f"{self.backend}/auth/login"
 
     @property
     def model_path(self) -> Path:

@@ -1,49 +1,27 @@
 """The Gradio chat: answers stream as they are produced, and each answer shows the path it took.
 
-Who is asking comes from the sign-in picker (personal tools answer for that employee only); each
-conversation is a thread in the checkpointer, so history survives restarts and replicas. The
-server also exposes Prometheus metrics on /metrics and a health check on /healthz.
+Who is asking is the signed-in employee (`app/web.py` verifies the session on every request and
+Gradio hands it over as `request.username`); there is no picker. Each conversation is a thread in the
+checkpointer with an unguessable id, bound to the employee who started it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import gradio as gr
 
-from app.ask import open_graph, run_turn
-from app.observability import metrics_text, setup_otel
+from app.ask import new_thread_id, run_turn
 from app.settings import get_settings
+from app.shared import HOLDER, rate_limit
 from graph.context import Context
 
 log = logging.getLogger(__name__)
-DEMO_USERS = [f"E{1001 + i}" for i in range(20)]
 _DONE = object()
-
-
-class GraphHolder:
-    """Builds the graph on first use inside the server's event loop and keeps it for the process."""
-
-    def __init__(self) -> None:
-        self._graph: Any = None
-        self._cm: Any = None
-        self._lock = asyncio.Lock()
-
-    async def get(self) -> Any:
-        """The compiled graph (built on the first call)."""
-        async with self._lock:
-            if self._graph is None:
-                self._cm = open_graph(get_settings())
-                self._graph = await self._cm.__aenter__()
-            return self._graph
-
-
-HOLDER = GraphHolder()
+SIGN_IN = "Your session has ended: please [sign in](login) again."
 
 
 def step_lines(node: str, update: dict[str, Any]) -> list[str]:
@@ -70,7 +48,8 @@ def step_lines(node: str, update: dict[str, Any]) -> list[str]:
     return lines
 
 
-async def respond(message: str, history: list, employee: str, thread: str) -> AsyncIterator[tuple[list, str]]:
+async def respond(message: str, history: list, thread: str,
+                  request: gr.Request) -> AsyncIterator[tuple[list, str]]:
     """Stream one answer into the chat, with a collapsible list of the steps taken.
 
     The turn runs as a task feeding a queue; if the user leaves or stops the stream, the task is
@@ -78,6 +57,15 @@ async def respond(message: str, history: list, employee: str, thread: str) -> As
     """
     history = list(history or [])
     history.append(gr.ChatMessage(role="user", content=message))
+    employee = request.username
+    if not employee:  # the session expired between the page load and this message
+        yield [*history, gr.ChatMessage(role="assistant", content=SIGN_IN)], message
+        return
+    limit = rate_limit()
+    if not await limit.allow(employee):
+        reply = limit.message(await limit.retry_after(employee))
+        yield [*history, gr.ChatMessage(role="assistant", content=reply)], message
+        return
     steps = gr.ChatMessage(role="assistant", content="", metadata={"title": "Working…", "status": "pending"})
     answer = gr.ChatMessage(role="assistant", content="")
     history += [steps, answer]
@@ -120,20 +108,22 @@ async def respond(message: str, history: list, employee: str, thread: str) -> As
     yield history, ""
 
 
-def new_thread(employee: str) -> tuple[list, str]:
-    """A fresh conversation for the signed-in employee."""
-    return [], f"{employee}-{uuid.uuid4().hex[:10]}"
+def new_thread() -> tuple[list, str]:
+    """A fresh conversation (its id is unguessable; it belongs to whoever sends the first message)."""
+    return [], new_thread_id()
 
 
-def _employee_choices() -> list[tuple[str, str]]:
-    """Sign-in choices with names from the backend (ids alone when it is unreachable)."""
+def whoami(request: gr.Request) -> str:
+    """The signed-in line at the top of the page."""
     import httpx
 
+    user = request.username or "nobody"
     try:
-        people = httpx.get(get_settings().backend + "/employees", timeout=3).json()
-        return [(f"{p['id']} · {p['name']} ({p['city']})", p["id"]) for p in people]
-    except Exception:  # noqa: BLE001 - the chat still works; the picker shows ids
-        return [(u, u) for u in DEMO_USERS]
+        p = httpx.get(f"{get_settings().backend}/employees/{user}", timeout=3).json()
+        name = f"{user} · {p['name']}"
+    except Exception:  # noqa: BLE001 - the id alone is enough
+        name = user
+    return f"Signed in as **{name}** · [Sign out](logout)"
 
 
 def build_ui() -> gr.Blocks:
@@ -141,44 +131,15 @@ def build_ui() -> gr.Blocks:
     with gr.Blocks(title="Brightmart help desk") as demo:
         gr.Markdown("## Brightmart help desk\nAsk about policies, your pay, attendance and leave, or the weather.")
         with gr.Row():
-            employee = gr.Dropdown(_employee_choices(), value=DEMO_USERS[0], label="Signed in as", scale=1,
-                                   elem_id="employee")
+            signed_in = gr.Markdown(elem_id="signed-in")
             new = gr.Button("New conversation", scale=0)
-        thread = gr.State(lambda: f"{DEMO_USERS[0]}-{uuid.uuid4().hex[:10]}")
+        thread = gr.State(new_thread_id)
         chatbot = gr.Chatbot(height=520, label="Help desk", elem_id="chat")
         box = gr.Textbox(placeholder="e.g. How many leave days do I have left?", show_label=False,
                          submit_btn=True, elem_id="question")
         gr.Examples(["When is payday?", "What was my salary last month?",
                      "What should I wear in Paris tomorrow?", "How many leave days do I have left?"], box)
-        box.submit(respond, [box, chatbot, employee, thread], [chatbot, box])
-        new.click(new_thread, [employee], [chatbot, thread])
-        employee.change(new_thread, [employee], [chatbot, thread])
+        box.submit(respond, [box, chatbot, thread], [chatbot, box])
+        new.click(new_thread, [], [chatbot, thread])
+        demo.load(whoami, None, signed_in)
     return demo
-
-
-def build_app() -> Any:
-    """FastAPI app: the chat at /, Prometheus metrics at /metrics, health at /healthz."""
-    from fastapi import FastAPI, Response
-
-    app = FastAPI(title="Brightmart help desk")
-
-    @app.get("/metrics")
-    def metrics() -> Response:
-        body, ctype = metrics_text()
-        return Response(body, media_type=ctype)
-
-    @app.get("/healthz")
-    def healthz() -> dict[str, bool]:
-        return {"ok": True}
-
-    return gr.mount_gradio_app(app, build_ui().queue(default_concurrency_limit=16), path="/")
-
-
-def serve(host: str | None = None, port: int | None = None) -> None:
-    """Serve the chat (blocking)."""
-    import uvicorn
-
-    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    setup_otel()
-    settings = get_settings()
-    uvicorn.run(build_app(), host=host or settings.ui_host, port=port or settings.ui_port, log_level="warning")

@@ -1,5 +1,7 @@
-"""The Gradio chat in a real browser: tokens arrive before the answer is complete, steps are shown."""
+"""The Gradio chat in a real browser: sign-in first, tokens arrive before the answer is complete, steps are
+shown, and personal figures are the signed-in employee's."""
 
+import json
 import os
 import re
 import sys
@@ -23,8 +25,21 @@ PORT = 17860
 def chat_url(running):
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
     url = f"http://127.0.0.1:{PORT}/"
-    with serving([sys.executable, "-m", "app", "ui", "--port", str(PORT)], url, "ui-test.log", env=env):
+    with serving([sys.executable, "-m", "app", "ui", "--port", str(PORT)], url + "healthz", "ui-test.log", env=env):
         yield url
+
+
+@pytest.fixture(scope="module")
+def passwords(settings, running):
+    return json.loads((settings.run_dir / "demo-credentials.json").read_text())
+
+
+def sign_in(page, url: str, user: str, password: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("#user", timeout=30_000)  # the chat sends a visitor to the sign-in form
+    page.fill("#user", user)
+    page.fill("#password", password)
+    page.click("#sign-in")
 
 
 def _ask(page, question):
@@ -32,12 +47,44 @@ def _ask(page, question):
     page.locator("#question textarea").press("Enter")
 
 
-def test_chat_streams_the_answer_and_shows_the_steps(chat_url):
+def test_sign_in_is_required_and_a_wrong_password_is_refused(chat_url, passwords):
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+        page = browser.new_page()
+        sign_in(page, chat_url, "E1002", passwords["E1002"] + "x")
+        page.wait_for_selector("#error", timeout=30_000)
+        error, body = page.locator("#error").inner_text(), page.content()
+        browser.close()
+    assert "Wrong employee id or password" in error
+    assert 'id="question"' not in body
+    r = httpx.post(chat_url + "gradio_api/queue/join", json={}, timeout=10)  # the chat's own API, unsigned
+    assert r.status_code == 401
+
+
+def test_after_sign_in_personal_answers_are_the_signed_in_employees(chat_url, passwords, backend):
+    left = {e: backend.get("/leave/balance", params={"employee": e}).json() for e in ("E1004", "E1001")}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        sign_in(page, chat_url, "E1004", passwords["E1004"])
+        page.wait_for_selector("#question textarea", timeout=60_000)
+        page.wait_for_selector("#signed-in :text('E1004')", timeout=30_000)
+        _ask(page, "How many annual leave days do I have left?")
+        page.wait_for_selector("#chat :text('Path:')", timeout=120_000)
+        answer = page.locator("#chat .bot, #chat [data-testid='bot']").last.inner_text()
+        browser.close()
+    mine, other = left["E1004"]["annual_remaining"], left["E1001"]["annual_remaining"]
+    assert mine != other  # distinct figures, so an answer for the wrong employee would show
+    assert f"{mine} days of annual leave left" in answer, answer
+    assert f"{other} days of annual leave left" not in answer
+
+
+def test_chat_streams_the_answer_and_shows_the_steps(chat_url, passwords):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1100, "height": 900})
-        page.goto(chat_url)
+        sign_in(page, chat_url, "E1001", passwords["E1001"])
         page.wait_for_selector("#question textarea", timeout=60_000)
         _ask(page, "Write a short cheerful note to my team about Mondays.")
         bots = page.locator("#chat .bot, #chat [data-testid='bot']")

@@ -8,6 +8,7 @@ import sqlite3
 from datetime import date
 from pathlib import Path
 
+from tools.demo_backend import identity
 from tools.domain import HOME_CITIES
 
 CITIES = HOME_CITIES
@@ -81,13 +82,14 @@ def build(path: Path) -> None:
             pension = round(base * 0.05, 2)
             con.execute("INSERT INTO salary VALUES (?,?,?,?,?,?,?,?,?)", (
                 emp, month, base, ot_pay, bonus, gross, tax, pension, round(gross - tax - pension, 2)))
+    identity.issue_passwords(con, employee_ids(), path)
     con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     con.commit()
     con.close()
     tmp.replace(path)
 
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: credentials (argon2 hashes of the demo passwords)
 
 
 def connect(path: Path) -> sqlite3.Connection:

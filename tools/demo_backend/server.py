@@ -10,11 +10,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Query
+from fastapi import Body, FastAPI, HTTPException, Query
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from redis.asyncio import Redis
 
-from tools.demo_backend import db, kb
+from tools.demo_backend import db, identity, kb
 from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
 from tools.embeddings import load_embedder
 
@@ -40,6 +40,11 @@ class BackendSettings(BaseSettings):
     latency_clothing_advice: float = 0.4
     latency_kb_search: float = 0.8
     latency_employee: float = 0.05
+    # the demo identity provider (tools/demo_backend/identity.py)
+    auth_key_dir: Path = ROOT / ".run" / "demo-auth"
+    auth_issuer: str = "brightmart-demo-idp"
+    auth_audience: str = "brightmart-helpdesk"
+    auth_token_ttl_s: int = 3600
 
 
 SETTINGS = BackendSettings()
@@ -52,6 +57,8 @@ FAULTS: dict[str, str] = {}
 @asynccontextmanager
 async def lifespan(app: FastAPI):  # noqa: D103
     app.state.db = db.connect(SETTINGS.db_path)
+    app.state.signer = identity.Signer(SETTINGS.auth_key_dir, SETTINGS.auth_issuer, SETTINGS.auth_audience,
+                                       SETTINGS.auth_token_ttl_s)
     app.state.redis = Redis.from_url(SETTINGS.redis_url)
     app.state.embedder = load_embedder(SETTINGS.embedding_model)
     app.state.kb_chunks = await kb.ensure_index(app.state.redis, app.state.embedder, SETTINGS.kb_dir)
@@ -183,3 +190,19 @@ async def set_fault(values: dict[str, str | None]) -> dict[str, str]:  # noqa: D
         else:
             FAULTS.pop(tool, None)
     return FAULTS
+
+
+@app.post("/auth/login")
+async def login(user: str = Body(..., max_length=64), password: str = Body(..., max_length=256)) -> dict[str, Any]:
+    """Password sign-in: a bearer token for the employee (401 with one reason for any mismatch)."""
+    employee = user.strip().upper()
+    ok = await asyncio.to_thread(identity.check_password, app.state.db, employee, password)
+    if not ok:
+        raise HTTPException(401, "wrong employee id or password")
+    return app.state.signer.token(employee)
+
+
+@app.get("/.well-known/jwks.json")
+async def jwks() -> dict[str, Any]:
+    """The public keys tokens are verified with."""
+    return app.state.signer.jwks()

@@ -1,0 +1,101 @@
+"""The HTTP API: `POST /v1/chat`, the caller named by a verified credential, the answer streamed as SSE.
+
+Request body: `{"q": "...", "thread": "..."}` (thread optional: a new, unguessable one is made). Any
+`user` field is ignored: who is asking comes from the bearer token (or the trusted proxy header, or the
+chat's session cookie), see `app/auth.py`. Events:
+
+- `step`: a node finished (`{"node", "ms", "route"?}`);
+- `delta`: a piece of the answer (`{"text"}`);
+- `final`: the row `ask --json` prints (answer, route, tools, timings, thread).
+
+401 with a one-line reason when the credential is missing or bad; 429 "slow down" over the rate limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from app.ask import run_turn
+from app.auth import AuthError, Identity
+from app.shared import HOLDER, rate_limit, verifier
+from graph.context import Context
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+_DONE = object()
+
+
+class ChatRequest(BaseModel):
+    """One question; the thread continues a conversation the caller started."""
+
+    q: str = Field(..., min_length=1, max_length=4000)
+    thread: str | None = Field(None, min_length=8, max_length=128, pattern=r"^[A-Za-z0-9_\-]+$")
+
+
+async def caller(request: Request) -> Identity:
+    """The verified identity of a request, or a 401 whose detail is the reason."""
+    try:
+        return await verifier().identify(request.headers, request.cookies,
+                                         request.client.host if request.client else None)
+    except AuthError as exc:
+        log.info("401 on %s: %s", request.url.path, exc)
+        raise HTTPException(401, str(exc), headers={"WWW-Authenticate": f'Bearer error="invalid_token", '
+                                                                        f'error_description="{exc}"'}) from exc
+
+
+async def admit(who: Identity) -> None:
+    """Count the request against the caller's limit; 429 beyond it."""
+    limit = rate_limit()
+    if not await limit.allow(who.user):
+        seconds = await limit.retry_after(who.user)
+        raise HTTPException(429, limit.message(seconds), headers={"Retry-After": str(seconds)})
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+@router.post("/v1/chat")
+async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)]) -> StreamingResponse:
+    """Answer one question for the verified caller, streamed (the credential is checked before the body)."""
+    await admit(who)
+    graph = await HOLDER.get()
+    events: asyncio.Queue = asyncio.Queue()
+
+    def on_update(node: str, update: dict[str, Any]) -> None:
+        step: dict[str, Any] = {"node": node, "ms": round((update.get("timings_ms") or {}).get(node, 0.0), 1)}
+        if update.get("route"):
+            step["route"] = update["route"]
+        events.put_nowait(("step", step))
+
+    async def turn() -> None:
+        try:
+            row = await run_turn(graph, body.q, who.user, body.thread, Context(),
+                                 on_delta=lambda t: events.put_nowait(("delta", {"text": t})),
+                                 on_update=on_update)
+            events.put_nowait(("final", row))
+        finally:
+            events.put_nowait((_DONE, {}))
+
+    async def stream() -> AsyncIterator[bytes]:
+        task = asyncio.create_task(turn())
+        try:
+            while True:
+                kind, data = await events.get()
+                if kind is _DONE:
+                    break
+                yield _sse(kind, data)
+            await task
+        finally:  # the client went away: stop the turn (vLLM aborts the request)
+            task.cancel()
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})

@@ -1,0 +1,51 @@
+"""Requests per identity per minute, counted in Redis by the `limits` library (shared by every replica).
+
+A moving window per employee id: beyond the limit the caller gets a "slow down" answer and nothing is
+processed; other identities are unaffected. When Redis cannot be reached the limiter lets requests
+through (and logs it): the help desk stays up, it just stops counting.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from limits import parse
+from limits.aio.storage import RedisStorage
+from limits.aio.strategies import MovingWindowRateLimiter
+
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class RateLimit:
+    """One limit (e.g. "30/minute") for every identity."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.item = parse(settings.rate_limit)
+        url = settings.redis.replace("redis://", "async+redis://", 1).replace("rediss://", "async+rediss://", 1)
+        self.limiter = MovingWindowRateLimiter(RedisStorage(url, implementation="redispy",
+                                                            key_prefix="helpdesk-ratelimit",
+                                                            socket_timeout=2, socket_connect_timeout=2))
+
+    async def allow(self, user: str) -> bool:
+        """Count one request of `user`; False when it goes over the limit."""
+        try:
+            return await self.limiter.hit(self.item, user)
+        except Exception as exc:  # noqa: BLE001 - a limiter outage must not take the help desk down
+            log.warning("rate limiter unavailable (%s): request let through", type(exc).__name__)
+            return True
+
+    async def retry_after(self, user: str) -> int:
+        """Seconds until `user` may send again (at least 1)."""
+        try:
+            reset, _ = await self.limiter.get_window_stats(self.item, user)
+        except Exception:  # noqa: BLE001
+            return 1
+        return max(1, int(reset - time.time()) + 1)
+
+    def message(self, seconds: int) -> str:
+        """The answer a caller over the limit sees."""
+        return (f"Slow down: you can send up to {self.item.amount} questions per "
+                f"{self.item.GRANULARITY.name}. Please try again in about {seconds} s.")

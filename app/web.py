@@ -1,0 +1,138 @@
+"""The server: the chat at `/` (sign-in required), the API at `/v1/chat`, `/login`, `/healthz`, `/metrics`.
+
+The chat's sign-in form checks the password at the identity provider (the demo backend's
+`/auth/login`, or `AUTH_LOGIN_URL`), verifies the token it returns like any bearer token, and keeps it in
+an HttpOnly cookie: the session is the signed token itself, so no replica holds login state.
+Behind an SSO proxy (`AUTH_TRUSTED_HEADER`) the form is never needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import logging
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from fastapi import FastAPI, Form, Request, Response
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from app.api import router as api_router
+from app.auth import SESSION_COOKIE, AuthError
+from app.observability import metrics_text, setup_otel
+from app.settings import get_settings
+from app.shared import HOLDER, verifier
+
+log = logging.getLogger(__name__)
+
+_LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Sign in · Brightmart help desk</title><meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{{font-family:system-ui,sans-serif;max-width:24rem;margin:4rem auto;padding:0 1rem}}
+label{{display:block;margin-top:1rem}}input{{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}}
+button{{margin-top:1.5rem;padding:.6rem 1.2rem;font-size:1rem}}.error{{color:#b00020}}</style></head>
+<body><h2>Brightmart help desk</h2><p>Sign in with your employee id to ask about your pay, attendance,
+leave and company policies.</p>{error}
+<form method="post" action="login"><label>Employee id <input name="user" id="user" autocomplete="username"
+ required maxlength="64" placeholder="E1001"></label>
+<label>Password <input name="password" id="password" type="password" autocomplete="current-password" required
+ maxlength="256"></label><button type="submit" id="sign-in">Sign in</button></form></body></html>"""
+
+
+def login_page(error: str = "", status: int = 200) -> HTMLResponse:
+    """The sign-in form, with a one-line error when the last attempt failed."""
+    note = f'<p class="error" id="error">{html.escape(error)}</p>' if error else ""
+    return HTMLResponse(_LOGIN_PAGE.format(error=note), status_code=status,
+                        headers={"Cache-Control": "no-store"})
+
+
+async def session_user(request: Request) -> str | None:
+    """The signed-in employee of a chat request (Gradio's auth dependency), or None."""
+    try:
+        who = await verifier().identify(request.headers, request.cookies,
+                                        request.client.host if request.client else None)
+    except AuthError:
+        return None
+    return who.user
+
+
+def build_app() -> Any:
+    """The FastAPI app with the chat mounted on it."""
+    import gradio as gr
+
+    from app.ui import build_ui
+
+    settings = get_settings()
+
+    @contextlib.asynccontextmanager
+    async def warm(_: FastAPI) -> AsyncIterator[None]:
+        """Build the graph while the server starts, so the first question does not wait for it."""
+        task = asyncio.create_task(HOLDER.get())
+        yield
+        task.cancel()
+
+    app = FastAPI(title="Brightmart help desk", lifespan=warm)
+    app.include_router(api_router)
+
+    @app.get("/metrics")
+    def metrics() -> Response:
+        body, ctype = metrics_text()
+        return Response(body, media_type=ctype)
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, bool]:
+        return {"ok": True}
+
+    @app.get("/login")
+    def login_form() -> HTMLResponse:
+        return login_page()
+
+    @app.post("/login")
+    async def login(user: str = Form("", max_length=64), password: str = Form("", max_length=256)) -> Response:
+        try:
+            async with httpx.AsyncClient(timeout=10) as client:
+                r = await client.post(settings.login_url, json={"user": user, "password": password})
+        except httpx.HTTPError:
+            log.exception("sign-in service unreachable at %s", settings.login_url)
+            return login_page("The sign-in service is not reachable right now; please try again shortly.", 503)
+        if r.status_code != 200:
+            return login_page("Wrong employee id or password.", 401)
+        token = r.json().get("access_token", "")
+        try:
+            who = verifier().verify(token)
+        except AuthError as exc:
+            log.error("the sign-in service returned a token that does not verify: %s", exc)
+            return login_page("Sign-in failed; please contact the IT service desk.", 502)
+        log.info("signed in: %s", who[:1] + "…")
+        resp = RedirectResponse("./", status_code=303)
+        resp.set_cookie(SESSION_COOKIE, token, max_age=int(r.json().get("expires_in", 3600)), httponly=True,
+                        samesite="strict", secure=settings.session_cookie_secure, path="/")
+        return resp
+
+    @app.get("/logout")
+    def logout() -> Response:
+        resp = RedirectResponse("login", status_code=303)
+        resp.delete_cookie(SESSION_COOKIE, path="/")
+        return resp
+
+    @app.middleware("http")
+    async def sign_in_first(request: Request, call_next: Any) -> Response:
+        """The chat page itself sends a visitor without a valid session to the sign-in form."""
+        if request.method == "GET" and request.url.path == "/" and await session_user(request) is None:
+            return RedirectResponse("login", status_code=303)
+        return await call_next(request)
+
+    return gr.mount_gradio_app(app, build_ui().queue(default_concurrency_limit=16), path="/",
+                               auth_dependency=session_user)
+
+
+def serve(host: str | None = None, port: int | None = None) -> None:
+    """Serve the chat and the API (blocking)."""
+    import uvicorn
+
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    setup_otel()
+    settings = get_settings()
+    uvicorn.run(build_app(), host=host or settings.ui_host, port=port or settings.ui_port, log_level="warning")
