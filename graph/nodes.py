@@ -21,7 +21,7 @@ from graph.replies import OUT_OF_SCOPE, not_in_handbook, refusal
 from graph.slots import fill_slots
 from graph.state import RESET, Part, State
 from graph.tracing import annotate
-from tools.registry import TEMPLATE_INTENTS
+from tools.registry import INTENTS
 
 
 class Nodes:
@@ -247,7 +247,7 @@ class Nodes:
 
     def _finish(self, state: State, answer: str, llm_calls: int) -> dict[str, Any]:
         update: dict[str, Any] = {"answer": answer, "llm_calls": llm_calls, "messages": [AIMessage(answer)]}
-        intents = [p["intent"] for p in state.get("parts") or [] if p["intent"] in TEMPLATE_INTENTS]
+        intents = [p["intent"] for p in state.get("parts") or [] if p["intent"] in INTENTS]
         if intents and state["route"] in ("template", "llm"):
             update["last_intents"] = intents
             keep = ("month", "date", "city", "leave_type")

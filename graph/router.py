@@ -33,7 +33,7 @@ from tools.domain import (
     MONTH_NAMES,
     WEEKDAYS,
 )
-from tools.registry import INTENT_TOOLS, PERSONAL_INTENTS, TEMPLATE_INTENTS
+from tools.registry import INTENTS, is_personal, tools_of
 
 Path = Literal["faq", "template", "handbook", "refuse", "write", "chat", "llm", "foreign"]
 _POSSESSIVE = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)?)['’]s\b")
@@ -99,7 +99,7 @@ def group_of(label: str) -> str:
 
 def hinted_tools(s: Scores) -> list[str]:
     """Tools of the intents the model gives at least `HINT_MIN`: what an LLM plan may keep."""
-    return sorted({t for intent, p in s.probs.items() if p >= HINT_MIN for t in INTENT_TOOLS.get(intent, ())})
+    return sorted({t for intent, p in s.probs.items() if p >= HINT_MIN for t in tools_of(intent)})
 
 
 class Router:
@@ -145,7 +145,7 @@ class Router:
             return Decision("llm", s.top, s.confidence, reason=f"not sure ({s.confidence:.2f}, {s.support:.2f})",
                             hinted_tools=hinted_tools(s))
         others = {e.upper() for e in EMPLOYEE_ID.findall(question)} - {user.upper()} | named_people(question)
-        if group in PERSONAL_INTENTS and others:  # the caller's intent, about someone else: refuse
+        if is_personal(group) and others:  # the caller's intent, about someone else: refuse
             return Decision("refuse", "other_person", s.confidence, reason=f"asks about {sorted(others)[0]}")
         if group == "faq":
             extra = entities(question) - self.faq_entities.get(s.top[4:], frozenset())
@@ -155,7 +155,7 @@ class Router:
             if faq_enabled:
                 return Decision("faq", s.top, s.confidence, faq_id=s.top[4:], reason="FAQ entry")
             return Decision("handbook", s.top, s.confidence, reason="FAQ shortcut off")
-        if group in TEMPLATE_INTENTS:
+        if group in INTENTS:
             if templates_enabled:
                 return Decision("template", s.top, s.confidence, [s.top], reason="known intent")
             return Decision("llm", s.top, s.confidence, [s.top], reason="templates off",
@@ -195,7 +195,7 @@ class Router:
             segment = f"{pending}. {clause}" if pending else clause
             s = scores[clause] if not pending else self.model.score((await self.embed([segment]))[0])
             sure = self.sure(s)
-            ok = sure and group_of(s.top) in {*TEMPLATE_INTENTS, "faq"}
+            ok = sure and group_of(s.top) in {*INTENTS, "faq"}
             if (not sure or s.top == "other") and i < len(clauses) - 1:
                 pending = segment  # context ("I'm in Lisbon next week."), read with the next clause
                 continue

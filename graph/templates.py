@@ -6,21 +6,14 @@ the tool results, so they are exactly the backend's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from graph.state import Part, ToolCall, ToolResult
+from tools.registry import INTENTS, IntentSpec
 
 Renderer = Callable[[dict[str, Any], dict[str, dict[str, Any]]], str]
-
-
-@dataclass(frozen=True)
-class Template:
-    """Tool calls with `$slot` and `@call.field` placeholders, the slots they need, and the answer."""
-
-    calls: list[tuple[str, str, dict[str, str]]]  # (call id, tool, args)
-    required: tuple[str, ...]
-    render: Renderer | None  # None: the LLM writes the answer from the results
+# The handbook look-up: its passages are quoted by write_answer (graph/extract.py), not rendered here.
+POLICY_LOOKUP = IntentSpec("policy_lookup", (("kb_search", "kb_search", {"query": "$question"}),), ("question",))
 
 
 def _eur(x: float) -> str:
@@ -82,22 +75,16 @@ def render_weather_clothing(slots: dict[str, Any], r: dict[str, dict[str, Any]])
     return f"{_weather_sentence(r['weather'])} {r['clothing_advice']['advice']}"
 
 
-TEMPLATES: dict[str, Template] = {
-    "salary": Template([("salary", "salary", {"employee": "$user", "month": "$month"})], ("month",), render_salary),
-    "attendance": Template([("attendance", "attendance", {"employee": "$user", "month": "$month"})], ("month",),
-                           render_attendance),
-    "leave_balance": Template([("leave_balance", "leave_balance", {"employee": "$user"})], (), render_leave_balance),
-    "leave_policy": Template([("leave_policy", "leave_policy", {"leave_type": "$leave_type"})], ("leave_type",),
-                             render_leave_policy),
-    "weather": Template([("weather", "weather", {"city": "$city", "date": "$date"})], ("city", "date"),
-                        render_weather),
-    "weather_clothing": Template([
-        ("weather", "weather", {"city": "$city", "date": "$date"}),
-        ("clothing_advice", "clothing_advice", {"temperature": "@weather.temperature_c",
-                                                 "condition": "@weather.condition"}),
-    ], ("city", "date"), render_weather_clothing),
-    "policy_lookup": Template([("kb_search", "kb_search", {"query": "$question"})], ("question",), None),
+# Each known intent's answer (tools/registry.py:INTENTS says which calls feed it).
+RENDERERS: dict[str, Renderer] = {
+    "salary": render_salary, "attendance": render_attendance, "leave_balance": render_leave_balance,
+    "leave_policy": render_leave_policy, "weather": render_weather, "weather_clothing": render_weather_clothing,
 }
+
+
+def spec_of(intent: str | None) -> IntentSpec | None:
+    """The calls of a known intent or of the handbook look-up."""
+    return POLICY_LOOKUP if intent == POLICY_LOOKUP.name else INTENTS.get(intent or "")
 
 
 def instantiate(intent: str, slots: dict[str, Any], user: str, prefix: str = "") -> list[ToolCall] | None:
@@ -105,7 +92,7 @@ def instantiate(intent: str, slots: dict[str, Any], user: str, prefix: str = "")
 
     `prefix` keeps call ids apart when several parts of a compound request use the same tool.
     """
-    tpl = TEMPLATES.get(intent)
+    tpl = spec_of(intent)
     if tpl is None or any(not slots.get(s) for s in tpl.required):
         return None
     calls: list[ToolCall] = []
@@ -126,14 +113,14 @@ def instantiate(intent: str, slots: dict[str, Any], user: str, prefix: str = "")
 
 def render(intent: str | None, slots: dict[str, Any], results: list[ToolResult], prefix: str = "") -> str | None:
     """The templated answer, or None when the intent has no renderer or a needed result is missing."""
-    tpl = TEMPLATES.get(intent or "")
-    if tpl is None or tpl.render is None:
+    tpl, renderer = INTENTS.get(intent or ""), RENDERERS.get(intent or "")
+    if tpl is None or renderer is None:
         return None
     by_id = {r["id"][len(prefix):]: r["data"] for r in results
              if r["ok"] and r["data"] is not None and r["id"].startswith(prefix)}
     if any(call_id not in by_id for call_id, _, _ in tpl.calls):
         return None
-    return tpl.render(slots, by_id)
+    return renderer(slots, by_id)
 
 
 def part_prefix(parts: list[Part], i: int) -> str:
@@ -190,9 +177,9 @@ def parts_from_results(slots: dict[str, Any], results: list[ToolResult]) -> list
     """Parts for an LLM plan: one per intent whose tools all returned (clothing rides with the weather)."""
     names = {r["name"] for r in results if r["ok"]}
     parts: list[Part] = []
-    for intent, tpl in TEMPLATES.items():
-        tools = {tool for _, tool, _ in tpl.calls}
-        if tpl.render is not None and tools <= names and not any(tools < {t for _, t, _ in o.calls} <= names
-                                                                  for o in TEMPLATES.values() if o is not tpl):
+    for intent, tpl in INTENTS.items():
+        tools = set(tpl.tools)
+        if intent in RENDERERS and tools <= names and not any(tools < set(o.tools) <= names
+                                                              for o in INTENTS.values() if o is not tpl):
             parts.append(Part(intent=intent, slots=slots))
     return parts

@@ -1,4 +1,6 @@
-"""HTTP client of the tool backend: one async function per tool, errors as plain sentences."""
+"""HTTP client of the tool backend: each tool's route and required fields come from its ToolSpec; errors
+become plain sentences.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +8,7 @@ from typing import Any
 
 import httpx
 
-ROUTES: dict[str, tuple[str, dict[str, str]]] = {
-    # tool -> (path, {query param: tool arg})
-    "attendance": ("/attendance", {"employee": "employee", "month": "month"}),
-    "salary": ("/salary", {"employee": "employee", "month": "month"}),
-    "leave_balance": ("/leave/balance", {"employee": "employee"}),
-    "leave_policy": ("/leave/policy", {"leave_type": "leave_type"}),
-    "weather": ("/weather", {"city": "city", "date": "date"}),
-    "clothing_advice": ("/clothing", {"temperature": "temperature", "condition": "condition"}),
-    "kb_search": ("/kb/search", {"query": "query"}),
-}
-REQUIRED_FIELDS: dict[str, set[str]] = {
-    "attendance": {"present_days", "working_days"}, "salary": {"net", "gross", "base"},
-    "leave_balance": {"annual_remaining"}, "leave_policy": {"entitlement"},
-    "weather": {"temperature_c", "condition"}, "clothing_advice": {"advice"}, "kb_search": {"passages"},
-}
+from tools.registry import TOOLS
 
 
 class ToolError(Exception):
@@ -41,10 +29,10 @@ class ToolClient:
 
     async def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """Call one tool; raises ToolError with a sentence a person understands."""
-        path, params = ROUTES[tool]
-        query = {q: args[a] for q, a in params.items()}
+        spec = TOOLS[tool]
+        query = {name: args[name] for name in spec.args.model_fields if name in args}
         try:
-            resp = await self._http.get(path, params=query)
+            resp = await self._http.get(spec.path, params=query)
         except httpx.TimeoutException as exc:
             raise ToolError(f"the {tool} service did not answer in time", retryable=True) from exc
         except httpx.HTTPError as exc:
@@ -58,7 +46,7 @@ class ToolClient:
         if resp.status_code >= 400:
             detail = body.get("detail") if isinstance(body, dict) else None
             raise ToolError(f"the {tool} service said: {detail or resp.status_code}")
-        if not isinstance(body, dict) or not REQUIRED_FIELDS[tool] <= body.keys():
+        if not isinstance(body, dict) or not spec.required <= body.keys():
             raise ToolError(f"the {tool} service sent malformed data")
         return body
 
