@@ -105,7 +105,8 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
                 "error": f"Something went wrong while answering ({type(exc).__name__}); please try again."}
     total = (time.perf_counter() - t0) * 1000
     out = {**row, "answer": final.get("answer", ""), "route": final.get("route"),
-            "intent": final.get("intent"), "faq": final.get("faq"), "router": final.get("router") or {},
+            "intent": final.get("intent"), "answered_by": final.get("answered_by"), "faq": final.get("faq"),
+            "router": final.get("router") or {},
             "tools": [{"name": r["name"], "args": r["args"], "ms": r["ms"], "cache": r["cache"], "ok": r["ok"],
                        "error": r["error"]} for r in final.get("results") or []],
             "prefetch": final.get("prefetch") or {}, "llm_calls": final.get("llm_calls", 0),

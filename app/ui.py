@@ -40,8 +40,11 @@ def step_lines(node: str, update: dict[str, Any]) -> list[str]:
         lines = [f"{head}: prefetching {len(update['prefetch'].get('started', []))} tool(s)"]
     elif node == "plan_tools":
         lines = [f"{head}: LLM plan -> {', '.join(c['name'] for c in update.get('plan', [])) or 'no tools'}"]
+    elif node == "compose_answer":
+        how = update.get("answered_by") or "llm"
+        lines = [f"{head}: {how.replace('_', ' ')}" + (" (the LLM writes)" if how == "llm" else " answer")]
     elif node == "write_answer":
-        lines = [f"{head}: {'LLM' if update.get('llm_calls') else 'template'} answer"]
+        lines = [f"{head}: LLM answer"]
     for r in update.get("results") or []:
         status = "ok" if r["ok"] else f"failed: {r['error']}"
         lines.append(f"  - {r['name']} {r['ms']:.0f} ms, cache {r['cache']}, {status}")

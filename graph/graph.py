@@ -1,14 +1,17 @@
 """The help-desk graph: every request takes the cheapest path that answers it correctly.
 
-START -> start_turn -> route_question -> answer_faq -> END                      FAQ early exit, no LLM
-                                      -> call_tools -> write_answer -> END       templates, handbook quotes
-                                      -> prefetch_tools -> plan_tools -> call_tools -> ...   LLM plans
-                                      -> write_answer -> END                     free writing (LLM)
-                                      -> refuse -> END                           someone else's data, not English
+START -> start_turn -> route_question -> answer_faq -> END                       FAQ early exit, no LLM
+                                      -> call_tools -> compose_answer -> END      templates, handbook quotes
+                                      -> prefetch_tools -> plan_tools -> call_tools -> ...    LLM plans
+                                      -> write_answer -> END                      free writing (LLM)
+                                      -> refuse -> END                            someone else's data, not English
+compose_answer ends the turn with a named outcome (error, template, partial, handbook_quote,
+not_in_handbook) or hands over to write_answer ("llm") when only the LLM can answer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -18,7 +21,7 @@ from langgraph.types import Checkpointer
 from graph.context import Context
 from graph.deps import Deps
 from graph.nodes import Nodes
-from graph.state import InputState, State
+from graph.state import AnsweredBy, InputState, State
 
 
 def route_after_start(state: State) -> Literal["refuse", "route_question"]:
@@ -41,18 +44,34 @@ def route_after_router(
     return "prefetch_tools" if (runtime.context or Context()).prefetch_enabled else "plan_tools"
 
 
-def route_after_plan(state: State) -> Literal["call_tools", "write_answer"]:
+def route_after_plan(state: State) -> Literal["call_tools", "compose_answer"]:
     """An unreachable LLM skips the tools and explains; otherwise run the plan."""
-    return "write_answer" if state.get("error") else "call_tools"
+    return "compose_answer" if state.get("error") else "call_tools"
 
 
-def route_after_tools(state: State, runtime: Runtime[Context]) -> Literal["plan_tools", "write_answer"]:
+def route_after_tools(state: State, runtime: Runtime[Context]) -> Literal["plan_tools", "compose_answer"]:
     """Bounded tool loop: on the LLM path, failed calls may be re-planned while rounds remain."""
     ctx = runtime.context or Context()
     failed = any(not r["ok"] for r in state.get("results") or [])
     if state["route"] == "llm" and failed and state.get("tool_rounds", 0) < ctx.max_tool_rounds:
         return "plan_tools"
-    return "write_answer"
+    return "compose_answer"
+
+
+def how_answered(state: State) -> AnsweredBy:
+    """The outcome compose_answer reached: each is a named edge below."""
+    return state.get("answered_by") or "llm"
+
+
+# compose_answer's outcomes: every one but "llm" is a finished answer written without the LLM.
+ANSWER_OUTCOMES: dict[Hashable, str] = {  # keys: graph.state.AnsweredBy
+    "error": END,  # the LLM or a service was unreachable: the reason, in one sentence
+    "template": END,  # every part rendered from its tools' results
+    "partial": END,  # some tools failed: what could be fetched, and what could not
+    "handbook_quote": END,  # the handbook sentences that answer the question, quoted
+    "not_in_handbook": END,  # nothing sure: say so and name where to ask (or what the desk covers)
+    "llm": "write_answer",  # templates off, and no quote: the LLM writes from the results
+}
 
 
 def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpdesk"):
@@ -65,6 +84,7 @@ def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "help
     builder.add_node("prefetch_tools", nodes.prefetch_tools)
     builder.add_node("plan_tools", nodes.plan_tools)
     builder.add_node("call_tools", nodes.call_tools)
+    builder.add_node("compose_answer", nodes.compose_answer)
     builder.add_node("write_answer", nodes.write_answer)
     builder.add_node("refuse", nodes.refuse)
 
@@ -75,6 +95,7 @@ def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "help
     builder.add_edge("prefetch_tools", "plan_tools")  # predicted tools run while the LLM plans
     builder.add_conditional_edges("plan_tools", route_after_plan)  # run the plan, or explain failure
     builder.add_conditional_edges("call_tools", route_after_tools)  # bounded re-plan on failures
-    builder.add_edge("write_answer", END)  # template or LLM answer, streamed
+    builder.add_conditional_edges("compose_answer", how_answered, ANSWER_OUTCOMES)  # named outcomes
+    builder.add_edge("write_answer", END)  # the LLM's answer, streamed
     builder.add_edge("refuse", END)  # one-sentence refusal
     return builder.compile(checkpointer=checkpointer, name=name)

@@ -41,7 +41,7 @@ class Nodes:
             "turn_id": uuid.uuid4().hex, "question": question, "route": "", "intent": None, "slots": {},
             "router": {}, "parts": [],
             "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
-            "tool_rounds": 0, "error": None, "timings_ms": {RESET: 0.0},
+            "tool_rounds": 0, "error": None, "answered_by": None, "timings_ms": {RESET: 0.0},
         }
         if not question:
             return {**fresh, "route": "invalid", "answer": "Please type a question: the message was empty."}
@@ -195,29 +195,40 @@ class Nodes:
         return update
 
     @timed
-    async def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Template answer from the results; a handbook quote; "not in the handbook"; or the LLM writes."""
+    async def compose_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Every answer the LLM does not write, and which one it was (`answered_by`, a named edge):
+        an error explained, the templates' answer, a partial answer, a handbook quote, "not in the
+        handbook" (or what the desk covers, for small talk), or "llm" when only the LLM can answer.
+        """
         ctx = runtime.context or Context()
         results = state.get("results") or []
-        answer = state.get("error")
-        writing = state.get("intent") == "free_writing"
-        if answer is None and not writing and (state["route"] == "template" or ctx.templates_enabled):
+        if error := state.get("error"):
+            return self._said(state, error, "error")
+        if state["route"] == "template" or ctx.templates_enabled:
             parts = state.get("parts") or []
             answer = templates.compose(parts, results)
             if answer is None and state["route"] == "llm":  # what the LLM's plan fetched, intent by intent
                 parts = templates.parts_from_results(state["slots"], results)
                 answer = templates.compose(parts, results)
-            answer = answer or templates.render_partial(parts, results)
-            if answer is None and (any(r["name"] == "kb_search" for r in results) or state["route"] == "llm"):
+            if answer is not None:
+                return self._said(state, answer, "template")
+            if partial := templates.render_partial(parts, results):
+                return self._said(state, partial, "partial")
+            if any(r["name"] == "kb_search" for r in results) or state["route"] == "llm":
                 # Handbook questions are quoted, never paraphrased by a small model; nothing sure: say so.
+                if quote := await self._extract(state, results, ctx):
+                    return self._said(state, quote, "handbook_quote")
                 small_talk = (state.get("router") or {}).get("label") == "other"
-                answer = await self._extract(state, results, ctx) or (
-                    OUT_OF_SCOPE if small_talk else not_in_handbook(results))
-        if answer is not None:
-            emit_chunked(answer)
-            return self._finish(state, answer, state.get("llm_calls", 0))
+                return self._said(state, OUT_OF_SCOPE if small_talk else not_in_handbook(results), "not_in_handbook")
+        return {"answered_by": "llm"}
+
+    @timed
+    async def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """The LLM writes: free-writing requests, and answers from tool results when templates are off."""
+        ctx = runtime.context or Context()
+        results = state.get("results") or []
         history = self._history(state, ctx)
-        if writing:
+        if state.get("intent") == "free_writing":
             messages = writing_messages(state["profile"], today_of(ctx).isoformat(), history, state["question"])
         else:
             messages = answer_messages(state["profile"], today_of(ctx).isoformat(), history, state["question"],
@@ -227,8 +238,9 @@ class Nodes:
         except llm.LLMUnavailable as exc:
             answer = templates.render_partial(state.get("parts") or [], results) or str(exc)
             emit_chunked(answer)
-            return {**self._finish(state, answer, state.get("llm_calls", 0) + 1), "error": str(exc)}
-        return self._finish(state, answer, state.get("llm_calls", 0) + 1)
+            return {**self._finish(state, answer, state.get("llm_calls", 0) + 1), "error": str(exc),
+                    "answered_by": "error"}
+        return {**self._finish(state, answer, state.get("llm_calls", 0) + 1), "answered_by": "llm"}
 
     @timed
     async def refuse(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -244,6 +256,11 @@ class Nodes:
         # Every message is capped, so one long turn cannot crowd the model's context window.
         return [m if len(str(m.content)) <= 1500 else m.model_copy(update={"content": str(m.content)[:1500] + "…"})
                 for m in history]
+
+    def _said(self, state: State, answer: str, how: str) -> dict[str, Any]:
+        """Stream an answer written without the LLM and finish the turn with it."""
+        emit_chunked(answer)
+        return {**self._finish(state, answer, state.get("llm_calls", 0)), "answered_by": how}
 
     def _finish(self, state: State, answer: str, llm_calls: int) -> dict[str, Any]:
         update: dict[str, Any] = {"answer": answer, "llm_calls": llm_calls, "messages": [AIMessage(answer)]}

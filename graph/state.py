@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
 RESET = "__reset__"
+Route = Literal["", "faq", "template", "llm", "refused", "invalid"]  # "" until the router has decided
+AnsweredBy = Literal["error", "template", "partial", "handbook_quote", "not_in_handbook", "llm"]
 
 
 def merge_timings(old: dict[str, float] | None, new: dict[str, float] | None) -> dict[str, float]:
@@ -66,7 +68,7 @@ class State(TypedDict, total=False):
     profile: dict[str, Any]  # pinned facts about the caller: name, city, department
     turn_id: str  # per turn: identifies in-flight prefetches
     question: str  # per turn: the open request, normalized
-    route: str  # per turn: faq | template | llm | refused | invalid
+    route: Route  # per turn: the path the router (or the input check) chose
     intent: str | None  # per turn: detected intent (compound requests name several with "+")
     router: dict[str, Any]  # per turn: the router's decision {path, label, confidence, intents, reason}
     parts: list[Part]  # per turn: what the request asks, one part per intent, each with its slots
@@ -79,6 +81,7 @@ class State(TypedDict, total=False):
     llm_calls: int  # per turn: number of LLM requests made
     tool_rounds: int  # per turn: planning rounds taken on the LLM path
     error: str | None  # per turn: a sentence for the user when something failed
+    answered_by: AnsweredBy | None  # per turn: which answer the tool paths ended with (graph.py names each)
     timings_ms: Annotated[dict[str, float], merge_timings]  # per turn: duration of each node
     last_intents: list[str]  # across turns: intents of the last answered tool request (follow-ups)
     last_slots: dict[str, Any]  # across turns: its slots

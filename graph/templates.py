@@ -12,7 +12,7 @@ from graph.state import Part, ToolCall, ToolResult
 from tools.registry import INTENTS, IntentSpec
 
 Renderer = Callable[[dict[str, Any], dict[str, dict[str, Any]]], str]
-# The handbook look-up: its passages are quoted by write_answer (graph/extract.py), not rendered here.
+# The handbook look-up: its passages are quoted by compose_answer (graph/extract.py), not rendered here.
 POLICY_LOOKUP = IntentSpec("policy_lookup", (("kb_search", "kb_search", {"query": "$question"}),), ("question",))
 
 

@@ -126,7 +126,7 @@ async def test_follow_up_uses_the_conversation(graph_for):
 async def test_every_node_reports_its_duration(graph_for):
     graph = graph_for(make_deps())
     final, _ = await ask(graph, "How many leave days do I have left?")
-    assert set(final["timings_ms"]) == {"start_turn", "route_question", "call_tools", "write_answer"}
+    assert set(final["timings_ms"]) == {"start_turn", "route_question", "call_tools", "compose_answer"}
     assert all(v >= 0 for v in final["timings_ms"].values())
 
 
