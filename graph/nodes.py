@@ -18,7 +18,7 @@ from graph.language import ENGLISH_ONLY
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import history_of, prune
 from graph.replies import OUT_OF_SCOPE, not_in_handbook, refusal
-from graph.slots import fill_slots
+from graph.slots import fill_slots, leave_types_named, resolve_leave_type
 from graph.state import RESET, Part, State
 from graph.tracing import annotate
 from tools.registry import INTENTS
@@ -83,6 +83,8 @@ class Nodes:
             return self._route(update, "refused", refusal(question, user))
         previous = state.get("last_slots") if d.label == "follow_up" else None
         slots = fill_slots(question, today_of(ctx), profile, previous)
+        if "leave_policy" in d.intents or d.path == "llm":  # which leave: by meaning when no one keyword says
+            await self._leave_type(question, slots)
         update["slots"] = slots
         if d.path == "template":
             parts = [self._part(intent, d.clauses[i] if d.clauses else "", slots, profile, ctx)
@@ -256,6 +258,14 @@ class Nodes:
         # Every message is capped, so one long turn cannot crowd the model's context window.
         return [m if len(str(m.content)) <= 1500 else m.model_copy(update={"content": str(m.content)[:1500] + "…"})
                 for m in history]
+
+    async def _leave_type(self, text: str, slots: dict[str, Any]) -> None:
+        """Set the leave-type slot from the question's meaning, unless the conversation already set it."""
+        if slots.get("sources", {}).get("leave_type") == "conversation" and not leave_types_named(text):
+            return
+        if kind := await resolve_leave_type(text, self.deps.embed_many):
+            slots["leave_type"] = kind
+            slots.setdefault("sources", {})["leave_type"] = "question"
 
     def _said(self, state: State, answer: str, how: str) -> dict[str, Any]:
         """Stream an answer written without the LLM and finish the turn with it."""

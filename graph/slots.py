@@ -10,12 +10,22 @@ capitalized word of letters), so nothing a user types reaches a tool unchecked.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
 import dateparser
+import numpy as np
 
-from tools.domain import CITIES, CITY_PATTERN, LEAVE_PATTERNS, LEAVE_PRIORITY, MONTH_NAMES, WEEKDAYS
+from tools.domain import (
+    CITIES,
+    CITY_PATTERN,
+    LEAVE_DESCRIPTIONS,
+    LEAVE_PATTERNS,
+    LEAVE_PRIORITY,
+    MONTH_NAMES,
+    WEEKDAYS,
+)
 
 # "may" is the month unless a pronoun follows ("may I ...").
 _MONTHS = "|".join([*(m for m in MONTH_NAMES if m != "may"), *(m[:3] for m in MONTH_NAMES if m != "may"), "sept",
@@ -117,9 +127,36 @@ def city_slot(text: str) -> str | None:
     return None
 
 
+LEAVE_MIN_SIMILARITY = 0.4  # below this a question is about leave in general, not one type
+LEAVE_MIN_MARGIN = 0.05  # and a type must stand out from the next one, or the question steps aside
+
+
 def leave_type_slot(text: str) -> str | None:
-    """The kind of leave a question is about (the domain's priority decides between several)."""
-    return next((kind for kind in LEAVE_PRIORITY if LEAVE_PATTERNS[kind].search(text)), None)
+    """The kind of leave a question names (the domain's priority decides between several)."""
+    return next(iter(leave_types_named(text)), None)
+
+
+def leave_types_named(text: str) -> list[str]:
+    """Every leave type a question names by keyword, in the domain's priority order."""
+    return [kind for kind in LEAVE_PRIORITY if LEAVE_PATTERNS[kind].search(text)]
+
+
+async def resolve_leave_type(text: str, embed: Callable[[list[str]], Awaitable[np.ndarray]]) -> str | None:
+    """The leave type a question is about: the one it names, or, when it names none or several, the one
+    whose description (`tools.domain.LEAVE_DESCRIPTIONS`) is closest in meaning; None when nothing is
+    close enough ("how do I book time off" is about no particular type).
+    """
+    named = leave_types_named(text)
+    if len(named) == 1:
+        return named[0]
+    pool = named or list(LEAVE_DESCRIPTIONS)
+    vecs = await embed([text, *(LEAVE_DESCRIPTIONS[k] for k in pool)])
+    sims = vecs[1:] @ vecs[0]
+    order = np.argsort(-sims)
+    best, margin = int(order[0]), float(sims[order[0]] - (sims[order[1]] if len(order) > 1 else 0.0))
+    if named:
+        return pool[best]
+    return pool[best] if sims[best] >= LEAVE_MIN_SIMILARITY and margin >= LEAVE_MIN_MARGIN else None
 
 
 def fill_slots(text: str, today: date, profile: dict, previous: dict | None = None) -> dict[str, Any]:

@@ -14,15 +14,27 @@ LEAVE_TYPES: tuple[str, ...] = get_args(LeaveType)
 
 # How people name each leave type (lower case; matched as whole words, a trailing * as a prefix).
 LEAVE_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "annual": ("annual leave", "annual", "vacation*", "holiday leave", "holidays", "pto", "paid time off",
-               "time off", "days off", "day off", "days of leave", "leave days"),
+    "annual": ("annual leave", "annual", "vacation*", "holiday leave", "holidays", "pto", "paid time off"),
     "sick": ("sick*", "illness", "ill", "unwell", "off sick"),
     "maternity": ("maternity", "pregnan*", "new mum*", "new mom*", "new mother*", "expecting a baby"),
-    "paternity": ("paternity", "partner leave", "new father*", "new dad*", "dads", "fathers"),
+    "paternity": ("paternity", "partner leave", "new father*", "new dad*", "dad", "dads", "father", "fathers"),
     "parental": ("parental",),
     "bereavement": ("bereavement", "compassionate", "funeral", "death in the family", "passed away", "died"),
     "study": ("study", "exam leave", "education leave", "exams"),
     "unpaid": ("unpaid",),
+}
+
+# What each leave type is for, in plain words: a question that names no type, or several, is matched to
+# these by meaning ("my five-year-old is ill, can I stay home" -> parental), not by keyword.
+LEAVE_DESCRIPTIONS: dict[str, str] = {
+    "annual": "annual leave: paid vacation and holiday days off work, PTO, yearly entitlement of days off",
+    "sick": "sick leave: off work because I am ill or unwell, sick pay, doctor's note",
+    "maternity": "maternity leave: for the mother, pregnant, giving birth, before and after her baby is born",
+    "paternity": "paternity leave: for the father or the partner, a new dad when his baby is born",
+    "parental": "parental leave: looking after and caring for a young child, school-age children",
+    "bereavement": "bereavement leave: a close relative or family member died, compassionate leave, the funeral",
+    "study": "study leave: exams, a course, a qualification or education",
+    "unpaid": "unpaid leave: a longer break or sabbatical without salary, no pay",
 }
 
 # Cities the weather tool serves, and the countries Brightmart works in (with their adjectives).

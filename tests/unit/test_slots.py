@@ -1,5 +1,6 @@
 from datetime import date
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -82,3 +83,25 @@ def test_slot_filler_never_crashes_and_only_emits_valid_values(text):
     assert len(slots["month"]) == 7 and slots["month"][4] == "-"
     date.fromisoformat(slots["date"])
     assert slots["city"].replace(" ", "").isalpha()
+
+
+async def test_leave_type_by_meaning_when_no_single_keyword_names_it():
+    from graph.slots import resolve_leave_type
+    from tools.domain import LEAVE_DESCRIPTIONS
+
+    axes = {k: i for i, k in enumerate(LEAVE_DESCRIPTIONS)}
+    meaning = {"a new dad wanting unpaid weeks": "paternity", "my kid has chickenpox and needs me": "parental"}
+
+    async def embed(texts):  # each text points along its leave type's axis (descriptions along their own)
+        out = np.zeros((len(texts), len(axes)), dtype=np.float32)
+        for i, t in enumerate(texts):
+            kind = next((k for k, d in LEAVE_DESCRIPTIONS.items() if d == t), meaning.get(t))
+            if kind:
+                out[i, axes[kind]] = 1.0
+        return out
+
+    assert await resolve_leave_type("rules for sick leave", embed) == "sick"  # one keyword: no embedding needed
+    assert await resolve_leave_type("my kid has chickenpox and needs me", embed) == "parental"
+    assert await resolve_leave_type("how do I book leave", embed) is None  # about no type: steps aside
+    # several named ("dad", "unpaid"): meaning decides among them only
+    assert await resolve_leave_type("a new dad wanting unpaid weeks", embed) == "paternity"
