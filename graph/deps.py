@@ -38,6 +38,9 @@ class Deps:
     tools: ToolClient
     llm: BaseChatModel
     llm_gate: LLMGate = field(default_factory=LLMGate)  # backpressure on the LLM
+    # The prefetch hand-off: prefetch_tools starts tasks under the turn id, call_tools takes them
+    # (graph/executor.py:Prefetcher). Transient tasks of this process's turns only; results go to Redis.
+    prefetches: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # One bounded memo of embeddings by text: the router (when it shares the model), the kb cache and

@@ -142,34 +142,32 @@ async def run_plan(deps: Deps, plan: list[ToolCall], user: str, ctx: Context,
 
 
 class Prefetcher:
-    """In-flight prefetches of one turn, keyed by turn id: started before planning, taken or cancelled
-    by the tool stage. Only transient tasks live here, never results (those go to Redis).
+    """Prefetches of one turn, kept on `Deps.prefetches` under the turn id: started before planning,
+    taken or cancelled by the tool stage. Only transient tasks live there, never results (Redis has those).
     """
 
-    _inflight: dict[str, tuple[float, dict[str, asyncio.Task[Outcome]]]] = {}
-
-    @classmethod
-    def start(cls, turn_id: str, deps: Deps, calls: list[tuple[str, dict[str, Any]]], user: str,
+    @staticmethod
+    def start(turn_id: str, deps: Deps, calls: list[tuple[str, dict[str, Any]]], user: str,
               ctx: Context) -> list[str]:
         """Start the calls in the background; returns their signatures."""
-        cls._sweep()
-        for task in cls._inflight.pop(turn_id, (0.0, {}))[1].values():  # a restarted turn: drop the old ones
+        Prefetcher._sweep(deps)
+        for task in deps.prefetches.pop(turn_id, (0.0, {}))[1].values():  # a restarted turn: drop the old ones
             task.cancel()
         unique = {signature(n, a): (n, a) for n, a in calls  # the same call twice is fetched once
                   if TOOLS.get(n) and TOOLS[n].prefetchable and TOOLS[n].idempotent}
         tasks = {sig: asyncio.create_task(fetch(deps, n, a, user, ctx)) for sig, (n, a) in unique.items()}
-        cls._inflight[turn_id] = (time.monotonic(), tasks)
+        deps.prefetches[turn_id] = (time.monotonic(), tasks)
         return list(tasks)
 
-    @classmethod
-    def take(cls, turn_id: str) -> dict[str, asyncio.Task[Outcome]]:
+    @staticmethod
+    def take(deps: Deps, turn_id: str) -> dict[str, asyncio.Task[Outcome]]:
         """Hand this turn's prefetches to the tool stage (at most once)."""
-        return cls._inflight.pop(turn_id, (0.0, {}))[1]
+        return deps.prefetches.pop(turn_id, (0.0, {}))[1]
 
-    @classmethod
-    def _sweep(cls, max_age_s: float = 120.0) -> None:
+    @staticmethod
+    def _sweep(deps: Deps, max_age_s: float = 120.0) -> None:
         """Cancel prefetches of turns that never reached the tool stage (aborted runs)."""
         now = time.monotonic()
-        for tid in [t for t, (ts, _) in cls._inflight.items() if now - ts > max_age_s]:
-            for task in cls._inflight.pop(tid)[1].values():
+        for tid in [t for t, (ts, _) in deps.prefetches.items() if now - ts > max_age_s]:
+            for task in deps.prefetches.pop(tid)[1].values():
                 task.cancel()

@@ -20,6 +20,7 @@ from langgraph.types import Checkpointer
 
 from graph.context import Context
 from graph.deps import Deps
+from graph.kit import context_of
 from graph.nodes import Nodes
 from graph.state import AnsweredBy, InputState, State
 
@@ -41,7 +42,7 @@ def route_after_router(
         return "call_tools"
     if state.get("intent") == "free_writing":
         return "write_answer"
-    return "prefetch_tools" if (runtime.context or Context()).prefetch_enabled else "plan_tools"
+    return "prefetch_tools" if context_of(runtime).prefetch_enabled else "plan_tools"
 
 
 def route_after_plan(state: State) -> Literal["call_tools", "compose_answer"]:
@@ -51,7 +52,7 @@ def route_after_plan(state: State) -> Literal["call_tools", "compose_answer"]:
 
 def route_after_tools(state: State, runtime: Runtime[Context]) -> Literal["plan_tools", "compose_answer"]:
     """Bounded tool loop: on the LLM path, failed calls may be re-planned while rounds remain."""
-    ctx = runtime.context or Context()
+    ctx = context_of(runtime)
     failed = any(not r["ok"] for r in state.get("results") or [])
     if state["route"] == "llm" and failed and state.get("tool_rounds", 0) < ctx.max_tool_rounds:
         return "plan_tools"

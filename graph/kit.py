@@ -51,6 +51,11 @@ def emit_chunked(text: str) -> None:
         emit(piece)
 
 
+def context_of(runtime: Runtime[Context] | None) -> Context:
+    """The run's Context (the defaults when the caller passed none, as LangGraph Studio may)."""
+    return (runtime.context if runtime is not None else None) or Context()
+
+
 def today_of(ctx: Context) -> date:
     """The run's date: the context override, or the real one."""
     return date.fromisoformat(ctx.today) if ctx.today else date.today()

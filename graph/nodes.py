@@ -13,7 +13,7 @@ from graph import extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import Prefetcher, run_plan
-from graph.kit import emit, emit_chunked, normalize, timed, today_of
+from graph.kit import context_of, emit, emit_chunked, normalize, timed, today_of
 from graph.language import ENGLISH_ONLY
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import history_of, prune
@@ -33,7 +33,7 @@ class Nodes:
     @timed
     async def start_turn(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Read the new question, pin who is asking, reset the per-turn fields."""
-        ctx = runtime.context or Context()
+        ctx = context_of(runtime)
         last = state["messages"][-1] if state.get("messages") else None
         raw = str(last.content) if isinstance(last, HumanMessage) else ""
         question = normalize(raw)
@@ -62,7 +62,7 @@ class Nodes:
     @timed
     async def route_question(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """The learned router picks the path; the slots and the plan follow from its choice."""
-        ctx = runtime.context or Context()
+        ctx = context_of(runtime)
         question, user = state["question"], state["user"]
         d = await self.deps.router.decide(question, user, state.get("last_intents"), ctx.faq_enabled,
                                           ctx.templates_enabled)
@@ -142,7 +142,7 @@ class Nodes:
     @timed
     async def prefetch_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Start likely, cheap, idempotent tools now; planning with the LLM takes seconds."""
-        ctx = runtime.context or Context()
+        ctx = context_of(runtime)
         predicted = [(c["name"], c["args"]) for c in self._expected_calls(state) if not c["depends_on"]]
         started = Prefetcher.start(state["turn_id"], self.deps, predicted, state["user"], ctx)
         return {"prefetch": {"started": started, "used": 0, "wasted": 0}}
@@ -158,7 +158,7 @@ class Nodes:
     @timed
     async def plan_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """LLM tool plan with structured outputs, repaired by slot filling."""
-        ctx = runtime.context or Context()
+        ctx = context_of(runtime)
         history = self._history(state, ctx)
         question = state["question"]
         if state.get("results"):  # a later round: show what failed so the model can re-plan
@@ -184,8 +184,8 @@ class Nodes:
     @timed
     async def call_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Run the plan: parallel, cached, taking prefetched results that match."""
-        ctx = runtime.context or Context()
-        prefetched = Prefetcher.take(state["turn_id"]) if state.get("prefetch") else {}
+        ctx = context_of(runtime)
+        prefetched = Prefetcher.take(self.deps, state["turn_id"]) if state.get("prefetch") else {}
         started = len(prefetched)
         results = await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched)
         for task in prefetched.values():  # what the plan did not take is wasted: stop it
@@ -202,7 +202,7 @@ class Nodes:
         an error explained, the templates' answer, a partial answer, a handbook quote, "not in the
         handbook" (or what the desk covers, for small talk), or "llm" when only the LLM can answer.
         """
-        ctx = runtime.context or Context()
+        ctx = context_of(runtime)
         results = state.get("results") or []
         if error := state.get("error"):
             return self._said(state, error, "error")
@@ -227,7 +227,7 @@ class Nodes:
     @timed
     async def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """The LLM writes: free-writing requests, and answers from tool results when templates are off."""
-        ctx = runtime.context or Context()
+        ctx = context_of(runtime)
         results = state.get("results") or []
         history = self._history(state, ctx)
         if state.get("intent") == "free_writing":
@@ -292,7 +292,6 @@ class Nodes:
         answer, _ = extract.extract(state["question"], qvec, vecs, pairs, ctx.kb_answer_threshold)
         return answer
 
-    @staticmethod
-    def _cancel_prefetch(state: State) -> None:
-        for task in Prefetcher.take(state.get("turn_id", "")).values():
+    def _cancel_prefetch(self, state: State) -> None:
+        for task in Prefetcher.take(self.deps, state.get("turn_id", "")).values():
             task.cancel()

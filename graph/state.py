@@ -69,7 +69,7 @@ class State(TypedDict, total=False):
     turn_id: str  # per turn: identifies in-flight prefetches
     question: str  # per turn: the open request, normalized
     route: Route  # per turn: the path the router (or the input check) chose
-    intent: str | None  # per turn: detected intent (compound requests name several with "+")
+    intent: str | None  # per turn: a label for traces and ask --json ("salary+weather"); `parts` holds the list
     router: dict[str, Any]  # per turn: the router's decision {path, label, confidence, intents, reason}
     parts: list[Part]  # per turn: what the request asks, one part per intent, each with its slots
     slots: dict[str, Any]  # per turn: filled slots (month, date, city, leave_type, ...)

@@ -59,8 +59,8 @@ async def test_prefetch_is_taken_when_it_matches_and_the_rest_is_left_for_cancel
     deps = make_deps()
     args = {"city": "Paris", "date": "2026-11-30"}
     Prefetcher.start("turn1", deps, [("weather", args), ("leave_balance", {"employee": "E1001"})], "E1001", CTX)
-    pending = Prefetcher.take("turn1")
-    assert Prefetcher.take("turn1") == {}  # taken once
+    pending = Prefetcher.take(deps, "turn1")
+    assert Prefetcher.take(deps, "turn1") == {}  # taken once
     await asyncio.gather(*pending.values())  # the prefetches finish (no clock: wait on the tasks themselves)
     results = await run_plan(deps, [call("weather", "weather", args)], "E1001", CTX, pending)
     assert results[0]["cache"] == "prefetch" and results[0]["ok"]

@@ -43,22 +43,21 @@ def clock(monkeypatch):
     clock = Clock()
     # Only the executor's view of time is faked: the event loop keeps the real monotonic clock.
     monkeypatch.setattr(executor, "time", SimpleNamespace(monotonic=clock, perf_counter=time.perf_counter))
-    monkeypatch.setattr(Prefetcher, "_inflight", {})  # no turns left over from other tests
     return clock
 
 
 @pytest.fixture
 def deps():
     # What a prefetch touches: the cache (a miss) and the backend. No router or embedder needed.
-    return SimpleNamespace(cache=FakeCache(), tools=HeldTools())
+    return SimpleNamespace(cache=FakeCache(), tools=HeldTools(), prefetches={})
 
 
 def weather(city):
     return ("weather", {"city": city, "date": "2026-11-30"})
 
 
-def tasks_of(turn_id):
-    return list(Prefetcher._inflight[turn_id][1].values())
+def tasks_of(deps, turn_id):
+    return list(deps.prefetches[turn_id][1].values())
 
 
 async def settle(tasks):
@@ -69,14 +68,14 @@ async def settle(tasks):
 
 async def test_prefetches_of_a_turn_abandoned_for_over_two_minutes_are_cancelled(clock, deps):
     Prefetcher.start("abandoned", deps, [weather("Paris")], "E1001", CTX)
-    old = tasks_of("abandoned")
+    old = tasks_of(deps, "abandoned")
     await deps.tools.entered.wait()  # the backend call is really in flight
     clock.now += 121
     started = Prefetcher.start("next", deps, [weather("Rome")], "E1001", CTX)
     deps.tools.release.set()  # an uncancelled prefetch would now finish normally
     assert await settle(old) == [True]
-    assert Prefetcher.take("abandoned") == {}  # a late tool stage finds nothing and fetches afresh
-    fresh = Prefetcher.take("next")
+    assert Prefetcher.take(deps, "abandoned") == {}  # a late tool stage finds nothing and fetches afresh
+    fresh = Prefetcher.take(deps, "next")
     assert list(fresh) == started == [signature(*weather("Rome"))]
     (outcome,) = await asyncio.gather(*fresh.values())  # the new turn's prefetch was left alone
     assert outcome.error is None and outcome.data["city"] == "Rome"
@@ -84,36 +83,36 @@ async def test_prefetches_of_a_turn_abandoned_for_over_two_minutes_are_cancelled
 
 async def test_turns_up_to_two_minutes_old_keep_their_prefetches(clock, deps):
     Prefetcher.start("t0", deps, [weather("Paris")], "E1001", CTX)
-    swept = tasks_of("t0")
+    swept = tasks_of(deps, "t0")
     clock.now += 30
     Prefetcher.start("t30", deps, [weather("Rome")], "E1001", CTX)
     clock.now += 90  # t0 is exactly 120 s old: still within the limit
     Prefetcher.start("t120", deps, [weather("Oslo")], "E1001", CTX)
-    assert set(Prefetcher._inflight) == {"t0", "t30", "t120"}
+    assert set(deps.prefetches) == {"t0", "t30", "t120"}
     clock.now += 0.5  # t0 is now past the limit, t30 is not
     Prefetcher.start("t120.5", deps, [weather("Bern")], "E1001", CTX)
-    assert set(Prefetcher._inflight) == {"t30", "t120", "t120.5"}
+    assert set(deps.prefetches) == {"t30", "t120", "t120.5"}
     deps.tools.release.set()
-    kept = [task for tid in ("t30", "t120", "t120.5") for task in Prefetcher.take(tid).values()]
+    kept = [task for tid in ("t30", "t120", "t120.5") for task in Prefetcher.take(deps, tid).values()]
     assert await settle(kept) == [False, False, False]
     assert await settle(swept) == [True]
 
 
 async def test_prefetches_already_handed_to_the_tool_stage_are_not_swept(clock, deps):
     Prefetcher.start("slow", deps, [weather("Paris")], "E1001", CTX)
-    taken = Prefetcher.take("slow")  # the tool stage owns these now, however long it takes
+    taken = Prefetcher.take(deps, "slow")  # the tool stage owns these now, however long it takes
     clock.now += 3600
     Prefetcher.start("later", deps, [weather("Rome")], "E1001", CTX)
     deps.tools.release.set()
     assert await settle(list(taken.values())) == [False]
-    assert await settle(list(Prefetcher.take("later").values())) == [False]
+    assert await settle(list(Prefetcher.take(deps, "later").values())) == [False]
 
 
 async def test_the_sweep_runs_even_when_the_new_turn_prefetches_nothing(clock, deps):
     Prefetcher.start("abandoned", deps, [weather("Paris")], "E1001", CTX)
-    old = tasks_of("abandoned")
+    old = tasks_of(deps, "abandoned")
     clock.now += 500
     assert Prefetcher.start("empty", deps, [("no_such_tool", {})], "E1001", CTX) == []
     deps.tools.release.set()
     assert await settle(old) == [True]
-    assert Prefetcher.take("empty") == {}
+    assert Prefetcher.take(deps, "empty") == {}
