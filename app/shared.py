@@ -7,6 +7,7 @@ live in the checkpointer, the counters in Redis), so replicas can run side by si
 from __future__ import annotations
 
 import asyncio
+import logging
 from functools import lru_cache
 from typing import Any
 
@@ -14,6 +15,8 @@ from app.ask import open_graph
 from app.auth import Verifier
 from app.ratelimit import RateLimit
 from app.settings import get_settings
+
+log = logging.getLogger(__name__)
 
 
 class GraphHolder:
@@ -34,6 +37,30 @@ class GraphHolder:
 
 
 HOLDER = GraphHolder()
+READY = asyncio.Event()  # set once warm(): /healthz says ready only then
+WARM_QUESTIONS = ("When is payday?", "How many leave days do I have left?")  # FAQ path; template path
+
+
+async def warm() -> None:
+    """Everything the first request needs, before the server says it is ready: the graph (embedding
+    thread, router, date parser, language detector), the checkpointer, the Redis pools, the backend
+    connection and the templates, by answering two questions on a throwaway thread.
+    """
+    from app.ask import new_thread_id, run_turn
+    from graph.context import Context
+
+    try:
+        graph = await HOLDER.get()
+        thread = f"warmup-{new_thread_id()}"
+        for q in WARM_QUESTIONS:
+            row = await run_turn(graph, q, "E1001", thread, Context())
+            if row.get("error"):
+                log.warning("warm-up question %r failed: %s", q, row["error"])
+        await rate_limit().limiter.storage.check()  # the limiter's Redis connection
+    except Exception:  # a service down at start: serve anyway (each path has its own fallback), and say so
+        log.exception("warm-up did not complete; serving cold")
+    finally:
+        READY.set()
 
 
 @lru_cache

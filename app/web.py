@@ -24,7 +24,7 @@ from app.api import router as api_router
 from app.auth import SESSION_COOKIE, AuthError
 from app.observability import metrics_text, setup_otel
 from app.settings import get_settings
-from app.shared import HOLDER, verifier
+from app.shared import READY, verifier, warm
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +67,13 @@ def build_app() -> Any:
     settings = get_settings()
 
     @contextlib.asynccontextmanager
-    async def warm(_: FastAPI) -> AsyncIterator[None]:
-        """Build the graph while the server starts, so the first question does not wait for it."""
-        task = asyncio.create_task(HOLDER.get())
+    async def warming(_: FastAPI) -> AsyncIterator[None]:
+        """Warm up while the server starts (/healthz says ready when done): the first question is not cold."""
+        task = asyncio.create_task(warm())
         yield
         task.cancel()
 
-    app = FastAPI(title="Brightmart help desk", lifespan=warm)
+    app = FastAPI(title="Brightmart help desk", lifespan=warming)
     app.include_router(api_router)
 
     @app.get("/metrics")
@@ -82,8 +82,10 @@ def build_app() -> Any:
         return Response(body, media_type=ctype)
 
     @app.get("/healthz")
-    def healthz() -> dict[str, bool]:
-        return {"ok": True}
+    def healthz() -> Response:
+        ready = READY.is_set()
+        return Response(f'{{"ok": {str(ready).lower()}, "ready": {str(ready).lower()}}}',
+                        status_code=200 if ready else 503, media_type="application/json")
 
     @app.get("/login")
     def login_form() -> HTMLResponse:

@@ -125,4 +125,4 @@ def test_metrics_endpoint_serves_what_the_dashboard_reads(chat_url):
     for name in set(re.findall(r"helpdesk_[a-z_]+", exprs)):
         base = re.sub(r"_(bucket|count|sum)$", "", name)
         assert f"# TYPE {base} " in body, f"dashboard reads {name}, which /metrics does not expose"
-    assert httpx.get(chat_url + "healthz", timeout=5).json() == {"ok": True}
+    assert httpx.get(chat_url + "healthz", timeout=5).json() == {"ok": True, "ready": True}
