@@ -71,7 +71,11 @@ def _calibrate(ns: argparse.Namespace) -> int:
 
 
 def _bench(ns: argparse.Namespace) -> int:
+    from app.bench.run import accuracy_only
     from app.bench.run import main as bench_main
+
+    if ns.accuracy_only:
+        return asyncio.run(accuracy_only(out=ns.out))
 
     return asyncio.run(bench_main(quick=ns.quick, out=ns.out, load_sessions=ns.sessions))
 
@@ -113,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="benchmark against the plain agent")
     b.add_argument("--quick", action="store_true")
     b.add_argument("--out", default="bench-results")
+    b.add_argument("--accuracy-only", action="store_true",
+                   help="the optimized graph alone on the workload: main mix vs held-out slice accuracy (minutes)")
     b.add_argument("--sessions", type=int, default=8)
     b.set_defaults(fn=_bench)
     return p

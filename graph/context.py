@@ -13,6 +13,7 @@ class Context:
     faq_enabled: bool = True  # FAQ early exit
     templates_enabled: bool = True  # templated plans and answers for known intents
     parallel_enabled: bool = True  # independent tool calls run at once
+    progressive_enabled: bool = True  # a compound answer streams each part as soon as its own tools return
     cache_enabled: bool = True  # tool results through the Redis cache
     prefetch_enabled: bool = True  # start predicted tools before planning finishes
     pruning_enabled: bool = True  # prune long histories by relevance

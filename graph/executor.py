@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,10 +95,12 @@ def _resolve(args: dict[str, Any], done: dict[str, ToolResult]) -> tuple[dict[st
 
 
 async def run_plan(deps: Deps, plan: list[ToolCall], user: str, ctx: Context,
-                   prefetched: dict[str, asyncio.Task[Outcome]] | None = None) -> list[ToolResult]:
+                   prefetched: dict[str, asyncio.Task[Outcome]] | None = None,
+                   on_result: Callable[[ToolResult], None] | None = None) -> list[ToolResult]:
     """Run the plan; independent calls concurrently (when enabled), dependents after their inputs.
 
     Prefetched tasks the plan uses are popped from `prefetched`; what is left there was not needed.
+    `on_result` sees each result as it arrives (progressive answers stream a part as soon as it can).
     """
     prefetched = prefetched if prefetched is not None else {}
     sem = asyncio.Semaphore(max(1, ctx.max_tool_concurrency))
@@ -125,6 +128,8 @@ async def run_plan(deps: Deps, plan: list[ToolCall], user: str, ctx: Context,
             res = ToolResult(id=call["id"], name=call["name"], args=args, ok=out.error is None, data=out.data,
                              error=out.error, ms=round(out.ms, 1), cache=out.cache)
         done[call["id"]] = res
+        if on_result is not None:
+            on_result(res)
         return res
 
     if ctx.parallel_enabled:

@@ -41,7 +41,7 @@ class Nodes:
             "turn_id": uuid.uuid4().hex, "question": question, "route": "", "intent": None, "slots": {},
             "router": {}, "parts": [],
             "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
-            "tool_rounds": 0, "error": None, "answered_by": None, "timings_ms": {RESET: 0.0},
+            "tool_rounds": 0, "error": None, "answered_by": None, "streamed_parts": [], "timings_ms": {RESET: 0.0},
         }
         if not question:
             return {**fresh, "route": "invalid", "answer": "Please type a question: the message was empty."}
@@ -187,11 +187,28 @@ class Nodes:
         ctx = context_of(runtime)
         prefetched = Prefetcher.take(self.deps, state["turn_id"]) if state.get("prefetch") else {}
         started = len(prefetched)
-        results = await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched)
+        parts = state.get("parts") or []
+        streamed: list[int] = []
+        arrived: list[Any] = []
+
+        def stream_ready_parts(result: Any = None) -> None:
+            """Progressive answers: each part of a compound request as soon as its own tools returned."""
+            if result is not None:
+                arrived.append(result)
+            for i in range(len(parts)):
+                if i not in streamed and (text := templates.render_part(parts, i, arrived)):
+                    emit(("" if not streamed else " ") + text)
+                    streamed.append(i)
+
+        progressive = ctx.progressive_enabled and state["route"] == "template" and len(parts) > 1
+        if progressive:
+            stream_ready_parts()  # FAQ parts need no tool
+        results = await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched,
+                                 stream_ready_parts if progressive else None)
         for task in prefetched.values():  # what the plan did not take is wasted: stop it
             task.cancel()
         annotate(cache=",".join(f"{r['name']}:{r['cache']}" for r in results), tools=len(results))
-        update: dict[str, Any] = {"results": results}
+        update: dict[str, Any] = {"results": results, "streamed_parts": streamed}
         if started:
             update["prefetch"] = {**state["prefetch"], "used": started - len(prefetched), "wasted": len(prefetched)}
         return update
@@ -208,13 +225,14 @@ class Nodes:
             return self._said(state, error, "error")
         if state["route"] == "template" or ctx.templates_enabled:
             parts = state.get("parts") or []
-            answer = templates.compose(parts, results)
+            streamed = state.get("streamed_parts") or []
+            answer = templates.compose(parts, results, streamed)
             if answer is None and state["route"] == "llm":  # what the LLM's plan fetched, intent by intent
                 parts = templates.parts_from_results(state["slots"], results)
                 answer = templates.compose(parts, results)
             if answer is not None:
                 return self._said(state, answer, "template")
-            if partial := templates.render_partial(parts, results):
+            if partial := templates.render_partial(parts, results, streamed):
                 return self._said(state, partial, "partial")
             if any(r["name"] == "kb_search" for r in results) or state["route"] == "llm":
                 # Handbook questions are quoted, never paraphrased by a small model; nothing sure: say so.
@@ -268,8 +286,11 @@ class Nodes:
             slots.setdefault("sources", {})["leave_type"] = "question"
 
     def _said(self, state: State, answer: str, how: str) -> dict[str, Any]:
-        """Stream an answer written without the LLM and finish the turn with it."""
-        emit_chunked(answer)
+        """Stream an answer written without the LLM (what call_tools already streamed is not repeated)."""
+        parts = state.get("parts") or []
+        already = " ".join(templates.render_part(parts, i, state.get("results") or []) or ""
+                           for i in state.get("streamed_parts") or [])
+        emit_chunked(answer[len(already):] if already and answer.startswith(already) else answer)
         return {**self._finish(state, answer, state.get("llm_calls", 0)), "answered_by": how}
 
     def _finish(self, state: State, answer: str, llm_calls: int) -> dict[str, Any]:

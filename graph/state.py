@@ -81,6 +81,7 @@ class State(TypedDict, total=False):
     llm_calls: int  # per turn: number of LLM requests made
     tool_rounds: int  # per turn: planning rounds taken on the LLM path
     error: str | None  # per turn: a sentence for the user when something failed
+    streamed_parts: list[int]  # per turn: parts already streamed by call_tools, in the order they were
     answered_by: AnsweredBy | None  # per turn: which answer the tool paths ended with (graph.py names each)
     timings_ms: Annotated[dict[str, float], merge_timings]  # per turn: duration of each node
     last_intents: list[str]  # across turns: intents of the last answered tool request (follow-ups)

@@ -147,21 +147,28 @@ def render_part(parts: list[Part], i: int, results: list[ToolResult]) -> str | N
     return part.get("answer") or render(part["intent"], part["slots"], results, part_prefix(parts, i))
 
 
-def compose(parts: list[Part], results: list[ToolResult]) -> str | None:
-    """One answer from every part, in the order asked; None when a part cannot be rendered."""
+def compose(parts: list[Part], results: list[ToolResult], streamed: list[int] | None = None) -> str | None:
+    """One answer from every part: those already streamed in the order they were, then the rest in the
+    order asked; None when a part cannot be rendered.
+    """
     if not parts:
         return None
-    said = [render_part(parts, i, results) for i in range(len(parts))]
+    order = [*(streamed or []), *(i for i in range(len(parts)) if i not in (streamed or []))]
+    said = [render_part(parts, i, results) for i in order]
     return " ".join(p for p in said if p) if all(said) else None
 
 
-def render_partial(parts: list[Part], results: list[ToolResult]) -> str | None:
-    """When some tools failed: what could not be fetched, and the parts that could be answered."""
+def render_partial(parts: list[Part], results: list[ToolResult], streamed: list[int] | None = None) -> str | None:
+    """When some tools failed: the parts that could be answered (streamed ones first), then what could
+    not be fetched.
+    """
     failed = [r for r in results if not r["ok"]]
     if not failed or not parts:
         return None
+    order = [*(streamed or []), *(i for i in range(len(parts)) if i not in (streamed or []))]
     pieces = []
-    for i, part in enumerate(parts):
+    for i in order:
+        part = parts[i]
         text = render_part(parts, i, results)
         if text is None:  # what this part's tools did return, each in its own template ("the forecast")
             prefix = part_prefix(parts, i)

@@ -35,7 +35,7 @@ from tools.cache import ToolCache
 
 log = logging.getLogger(__name__)
 SHORTCUTS = ["faq_enabled", "templates_enabled", "parallel_enabled", "cache_enabled", "prefetch_enabled",
-             "pruning_enabled"]
+             "pruning_enabled", "progressive_enabled"]
 ABLATIONS: dict[str, dict[str, bool]] = {f"no_{k.removesuffix('_enabled')}": {k: False} for k in SHORTCUTS}
 ABLATIONS["all_off"] = dict.fromkeys(SHORTCUTS, False)
 
@@ -116,6 +116,33 @@ async def load_test(runner: Runner, variant: str, items: list[Item], sessions: i
     return {"sessions": sessions, "requests": len(done), "throughput_rps": len(done) / wall,
             "p95_ms": metrics.percentile(lat, 95), "mean_ms": sum(lat) / len(lat),
             "errors": sum(1 for r in done if r.get("error")), "accuracy": sum(r["correct"] for r in done) / len(done)}
+
+
+async def accuracy_only(out: str = "bench-results") -> int:
+    """The optimized graph alone on the whole workload: accuracy of the main mix beside the held-out slice,
+    with the misses listed (minutes, not the full benchmark's hour; no plain agent, no ablation).
+    """
+    settings = get_settings()
+    services.up(settings)
+    deps = await build_deps(settings)
+    runner = Runner(deps, run_id=str(int(time.time())))
+    rows = [await runner.run("optimized", item) for item in tqdm(load(), desc="accuracy", unit="req")]
+    held = [r for r in rows if r["kind"] == "heldout"]
+    main_rows = [r for r in rows if r["kind"] != "heldout"]
+    summary = {"main_workload": summarize(main_rows), "heldout_slice": summarize(held)}
+    summary["accuracy_gap_points"] = round(100 * (summary["main_workload"]["accuracy"]
+                                                  - summary["heldout_slice"]["accuracy"]), 1)
+    misses = [{k: r[k] for k in ("kind", "q", "route", "answer")} for r in rows if not r["correct"]]
+    Path(out).mkdir(parents=True, exist_ok=True)
+    (Path(out) / "accuracy.json").write_text(json.dumps({"summary": summary, "misses": misses}, indent=2))
+    for name, s in summary.items():
+        if isinstance(s, dict):
+            print(f"{name:14s} n={s['n']:3d} accuracy {s['accuracy']:.1%}  mean {s['mean_ms']:,.0f} ms  "
+                  f"p95 {s['p95_ms']:,.0f} ms  LLM calls/request {s['llm_calls_per_request']:.2f}")
+    print(f"gap {summary['accuracy_gap_points']} points; misses in {Path(out) / 'accuracy.json'}")
+    await deps.tools.aclose()
+    await deps.redis.aclose()
+    return 0
 
 
 async def main(quick: bool = False, out: str = "bench-results", load_sessions: int = 8) -> int:  # noqa: C901

@@ -135,3 +135,19 @@ async def test_oversized_message_is_not_kept_whole_in_the_conversation(graph_for
     final, _ = await ask(graph, "y" * 50_000, thread="big")
     assert final["route"] == "invalid"
     assert all(len(str(m.content)) < 1000 for m in final["messages"])
+
+
+async def test_a_compound_answer_streams_each_part_as_soon_as_its_tools_return(graph_for):
+    deps = make_deps(latency={"weather": 0.3, "leave_balance": 0.0})
+    graph = graph_for(deps)
+    final, deltas = await ask(graph, "What is the weather in Paris and my leave balance?")
+    assert final["route"] == "template" and final["llm_calls"] == 0, final["router"]
+    assert deltas[0].startswith("You have"), deltas  # the fast part first, before the forecast arrived
+    assert "".join(deltas) == final["answer"], "what streamed is the answer, nothing repeated"
+    assert final["answer"].index("You have") < final["answer"].index("Paris")
+    assert final["streamed_parts"] == [1, 0]
+
+    final, deltas = await ask(graph, "What is the weather in Paris and my leave balance?", thread="t2",
+                              ctx=Context(today="2026-11-29", progressive_enabled=False))
+    assert final["answer"].index("Paris") < final["answer"].index("You have")  # off: the order asked
+    assert "".join(deltas) == final["answer"]
