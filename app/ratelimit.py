@@ -22,11 +22,11 @@ log = logging.getLogger(__name__)
 class RateLimit:
     """One limit (e.g. "30/minute") for every identity."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.item = parse(settings.rate_limit)
+    def __init__(self, settings: Settings, limit: str | None = None, scope: str = "helpdesk-ratelimit") -> None:
+        self.item = parse(limit or settings.rate_limit)
         url = settings.redis.replace("redis://", "async+redis://", 1).replace("rediss://", "async+rediss://", 1)
         self.limiter = MovingWindowRateLimiter(RedisStorage(url, implementation="redispy",
-                                                            key_prefix="helpdesk-ratelimit",
+                                                            key_prefix=scope,
                                                             socket_timeout=2, socket_connect_timeout=2))
 
     async def allow(self, user: str) -> bool:

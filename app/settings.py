@@ -64,6 +64,7 @@ class Settings(BaseSettings):
     auth_trusted_proxies: str = Field("", description="comma-separated addresses/CIDRs the header is taken from")
     session_cookie_secure: bool = Field(False, description="mark the chat's session cookie Secure (HTTPS)")
     rate_limit: str = Field("30/minute", description="requests per identity, as `limits` parses it")
+    login_rate_limit: str = Field("10/minute", description="chat sign-in attempts per employee id and per address")
 
     @property
     def local_vllm(self) -> bool:

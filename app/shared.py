@@ -73,3 +73,10 @@ def verifier() -> Verifier:
 def rate_limit() -> RateLimit:
     """The per-identity limit, counted in Redis."""
     return RateLimit(get_settings())
+
+
+@lru_cache
+def login_limit() -> RateLimit:
+    """Sign-in attempts, per employee id and per client address (password guessing)."""
+    settings = get_settings()
+    return RateLimit(settings, settings.login_rate_limit, scope="helpdesk-login-limit")

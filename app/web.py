@@ -24,7 +24,7 @@ from app.api import router as api_router
 from app.auth import SESSION_COOKIE, AuthError
 from app.observability import metrics_text, setup_otel
 from app.settings import get_settings
-from app.shared import READY, verifier, warm
+from app.shared import READY, login_limit, verifier, warm
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,12 @@ def build_app() -> Any:
         return login_page()
 
     @app.post("/login")
-    async def login(user: str = Form("", max_length=64), password: str = Form("", max_length=256)) -> Response:
+    async def login(request: Request, user: str = Form("", max_length=64),
+                    password: str = Form("", max_length=256)) -> Response:
+        limit, peer = login_limit(), request.client.host if request.client else "unknown"
+        if not (await limit.allow(f"user:{user.strip().upper()}") and await limit.allow(f"addr:{peer}")):
+            log.warning("sign-in attempts over the limit for %s from %s", user[:12], peer)
+            return login_page("Too many sign-in attempts; please wait a minute and try again.", 429)
         try:
             async with httpx.AsyncClient(timeout=10) as client:
                 r = await client.post(settings.login_url, json={"user": user, "password": password})

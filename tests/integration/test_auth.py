@@ -26,8 +26,9 @@ PROXY = "127.0.0.2"  # the only address the trusted header is taken from (all of
 @pytest.fixture(scope="module")
 def api(running, settings):
     redis = Redis.from_url(settings.redis)
-    for key in redis.scan_iter("helpdesk-ratelimit*"):  # a rerun within the minute starts from zero
-        redis.delete(key)
+    for pattern in ("helpdesk-ratelimit*", "helpdesk-login-limit*"):  # a rerun within the minute starts afresh
+        for key in redis.scan_iter(pattern):
+            redis.delete(key)
     redis.close()
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "RATE_LIMIT": f"{LIMIT}/minute",
            "AUTH_TRUSTED_HEADER": "X-Forwarded-User", "AUTH_TRUSTED_PROXIES": f"{PROXY}/32"}
@@ -164,3 +165,13 @@ def test_rate_limit_slows_one_identity_down_and_not_the_others(api, settings, pa
     assert status == 429 and "Slow down" in out["detail"]
     status, ev = chat(api, {"q": "When is payday?"}, quiet)
     assert status == 200 and ev["final"]["route"] == "faq"
+
+
+def test_password_guessing_at_the_chat_sign_in_is_slowed_down(api, passwords):
+    transport = httpx.HTTPTransport(local_address="127.0.0.3")  # its own address: other tests keep theirs
+    with httpx.Client(transport=transport, base_url=api, timeout=30) as client:
+        codes = [client.post("/login", data={"user": "E1019", "password": f"guess{i}"}).status_code
+                 for i in range(10)]
+        assert codes == [401] * 10
+        r = client.post("/login", data={"user": "E1019", "password": passwords["E1019"]})
+    assert r.status_code == 429 and "Too many sign-in attempts" in r.text  # even the right one, for now
