@@ -38,6 +38,19 @@ def sentences(passages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return out
 
 
+def names_another(question: str, quote: str, entities: Any) -> bool:
+    """True when the question names a place or leave type and the quote names others of that kind but not
+    it ("hotel limit in Lisbon" quoted with the line for Paris): a quote about something else.
+    """
+    asked, said = entities(question), entities(quote)
+    for kind in ("city:", "country:", "leave:"):
+        mine = {e for e in asked if e.startswith(kind)}
+        theirs = {e for e in said if e.startswith(kind)}
+        if mine and theirs and not mine & theirs:
+            return True
+    return False
+
+
 def extract(question: str, question_vec: np.ndarray, sentence_vecs: np.ndarray, pairs: list[tuple[str, str]],
             threshold: float, k: int = 2) -> tuple[str | None, float]:
     """The best k sentences of one document (in order) when the best clears the threshold."""

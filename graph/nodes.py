@@ -18,6 +18,7 @@ from graph.language import ENGLISH_ONLY
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import history_of, prune
 from graph.replies import OUT_OF_SCOPE, not_in_handbook, refusal
+from graph.router import entities
 from graph.slots import fill_slots, leave_types_named, resolve_leave_type
 from graph.state import RESET, Part, State
 from graph.tracing import annotate
@@ -279,11 +280,15 @@ class Nodes:
 
     async def _leave_type(self, text: str, slots: dict[str, Any]) -> None:
         """Set the leave-type slot from the question's meaning, unless the conversation already set it."""
-        if slots.get("sources", {}).get("leave_type") == "conversation" and not leave_types_named(text):
+        named = leave_types_named(text)
+        if slots.get("sources", {}).get("leave_type") == "conversation" and not named:
             return
         if kind := await resolve_leave_type(text, self.deps.embed_many):
             slots["leave_type"] = kind
             slots.setdefault("sources", {})["leave_type"] = "question"
+        elif named:  # it names several and none stands out: no slot, so no template guesses one
+            slots.pop("leave_type", None)
+            slots.get("sources", {}).pop("leave_type", None)
 
     def _said(self, state: State, answer: str, how: str) -> dict[str, Any]:
         """Stream an answer written without the LLM (what call_tools already streamed is not repeated)."""
@@ -311,6 +316,9 @@ class Nodes:
         qvec = await self.deps.embed(state["question"])
         vecs = await self.deps.embed_many([s for _, s in pairs])
         answer, _ = extract.extract(state["question"], qvec, vecs, pairs, ctx.kb_answer_threshold)
+        if answer and extract.names_another(state["question"], answer, entities):
+            annotate(quote_rejected="names another place or leave type")
+            return None
         return answer
 
     def _cancel_prefetch(self, state: State) -> None:

@@ -154,9 +154,9 @@ async def resolve_leave_type(text: str, embed: Callable[[list[str]], Awaitable[n
     sims = vecs[1:] @ vecs[0]
     order = np.argsort(-sims)
     best, margin = int(order[0]), float(sims[order[0]] - (sims[order[1]] if len(order) > 1 else 0.0))
-    if named:
-        return pool[best]
-    return pool[best] if sims[best] >= LEAVE_MIN_SIMILARITY and margin >= LEAVE_MIN_MARGIN else None
+    if margin < LEAVE_MIN_MARGIN:  # two types about as close: not sure which, so no slot (the question steps aside)
+        return None
+    return pool[best] if named or sims[best] >= LEAVE_MIN_SIMILARITY else None
 
 
 def fill_slots(text: str, today: date, profile: dict, previous: dict | None = None) -> dict[str, Any]:

@@ -153,3 +153,14 @@ def test_idf_overlap_weights_rare_words_and_ignores_generic_ones():
     assert spain > france > 0  # "spain" is rare and decides; "holidays" is everywhere and counts little
     assert idf_overlaps("what is the policy?", texts) == [0.0, 0.0, 0.0]  # only generic words
     assert idf_overlaps("Spain", []) == []
+
+
+def test_a_quote_about_another_place_or_leave_type_is_not_an_answer():
+    from graph.extract import names_another
+    from graph.router import entities
+
+    quote = 'Hotels: In Paris, Amsterdam and Dublin the limit is EUR 200 a night. (from "Business travel")'
+    assert names_another("hotel limit for a trip to Lisbon", quote, entities)
+    assert not names_another("hotel limit for a trip to Paris", quote, entities)
+    assert not names_another("what is the hotel limit", quote, entities)  # names no place: the quote may do
+    assert names_another("how long is paternity leave", "Maternity leave: 16 weeks at full pay.", entities)
