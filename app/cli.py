@@ -71,9 +71,11 @@ def _calibrate(ns: argparse.Namespace) -> int:
 
 
 def _bench(ns: argparse.Namespace) -> int:
-    from app.bench.run import accuracy_only
+    from app.bench.run import accuracy_only, contention
     from app.bench.run import main as bench_main
 
+    if ns.contention:
+        return asyncio.run(contention(ns.threads))
     if ns.accuracy_only:
         return asyncio.run(accuracy_only(out=ns.out))
 
@@ -117,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="benchmark against the plain agent")
     b.add_argument("--quick", action="store_true")
     b.add_argument("--out", default="bench-results")
+    b.add_argument("--contention", action="store_true",
+                   help="router decision time idle vs while vLLM decodes (the 2-core fight)")
+    b.add_argument("--threads", type=int, default=None, help="with --contention: encoder threads to try")
     b.add_argument("--accuracy-only", action="store_true",
                    help="the optimized graph alone on the workload: main mix vs held-out slice accuracy (minutes)")
     b.add_argument("--sessions", type=int, default=8)

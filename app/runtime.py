@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import torch
 from langchain_openai import ChatOpenAI
 from redis.asyncio import Redis
 
@@ -30,6 +31,10 @@ def make_llm(settings: Settings) -> ChatOpenAI:
 
 async def build_deps(settings: Settings) -> Deps:
     """Clients for every service, the FAQ entries and the router (trained now if not cached yet)."""
+    # The encoders share the cores with vLLM's CPU worker; `python -m app bench --contention` measures what
+    # a thread count does to the router while vLLM decodes (on 2 cores, 1 vs 2 made no consistent difference).
+    if settings.torch_threads > 0:
+        torch.set_num_threads(settings.torch_threads)
     # Model loading and file reads are blocking: keep them off the event loop (LangGraph's server checks).
     embedder = await asyncio.to_thread(load_embedder, settings.embedding_model)
     await embedder.run(embedder.embed, ["warm up the embedding thread and kernels", "a second, longer sentence"])

@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     embedding_model: str = Field("", description="sentence-transformers path or name; empty = bundled MiniLM")
 
     # --- app
+    torch_threads: int = Field(0, description="intra-op threads of the in-process encoders; 0 = torch's default "
+                                              "(see `python -m app bench --contention`)")
     ui_host: str = "127.0.0.1"
     ui_port: int = 7860
     llm_timeout_s: float = 60.0

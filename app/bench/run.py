@@ -118,6 +118,22 @@ async def load_test(runner: Runner, variant: str, items: list[Item], sessions: i
             "errors": sum(1 for r in done if r.get("error")), "accuracy": sum(r["correct"] for r in done) / len(done)}
 
 
+async def contention(threads: int | None = None) -> int:
+    """Router decisions idle vs while vLLM decodes (`--contention`; `--threads N` overrides TORCH_THREADS)."""
+    settings = get_settings()
+    if threads is not None:
+        settings = settings.model_copy(update={"torch_threads": threads})
+    services.up(settings)
+    deps = await build_deps(settings)
+    questions = [it["q"] for it in load_split("test")][:120]
+    out = await probes.router_under_llm_load(deps, questions, settings.llm_url, settings.vllm_model)
+    print(f"torch threads {settings.torch_threads}: router decision idle p50/p95 {out['idle_p50_ms']:.1f}/"
+          f"{out['idle_p95_ms']:.1f} ms, while vLLM decodes {out['busy_p50_ms']:.1f}/{out['busy_p95_ms']:.1f} ms")
+    await deps.tools.aclose()
+    await deps.redis.aclose()
+    return 0
+
+
 async def accuracy_only(out: str = "bench-results") -> int:
     """The optimized graph alone on the whole workload: accuracy of the main mix beside the held-out slice,
     with the misses listed (minutes, not the full benchmark's hour; no plain agent, no ablation).
