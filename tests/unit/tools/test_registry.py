@@ -11,7 +11,7 @@ from app.router_train import build
 from graph import templates
 from graph.router import Router, group_of
 from tests.unit.conftest import ROUTES, make_deps
-from tests.unit.test_graph import ask
+from tests.unit.graph.test_graph import ask
 from tools import registry
 from tools.client import ToolClient
 from tools.domain import DATE_PATTERN
