@@ -84,7 +84,7 @@ def _resolve(args: dict[str, Any], done: dict[str, ToolResult]) -> tuple[dict[st
     out = {}
     for k, v in args.items():
         if isinstance(v, str) and v.startswith("@"):
-            call_id, _, fld = v[1:].partition(".")
+            call_id, _, fld = v[1:].rpartition(".")  # ids of compound parts hold a dot: "p1.weather"
             dep = done.get(call_id)
             if dep is None or not dep["ok"] or fld not in (dep["data"] or {}):
                 return args, f"needs the {call_id} result, which is missing"

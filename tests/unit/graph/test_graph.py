@@ -151,3 +151,12 @@ async def test_a_compound_answer_streams_each_part_as_soon_as_its_tools_return(g
                               ctx=Context(today="2026-11-29", progressive_enabled=False))
     assert final["answer"].index("Paris") < final["answer"].index("You have")  # off: the order asked
     assert "".join(deltas) == final["answer"]
+
+
+async def test_a_compound_part_with_a_dependent_call_gets_its_input(graph_for):
+    graph = graph_for(make_deps())
+    final, _ = await ask(graph, "my leave balance and what should I wear in Oslo tomorrow")
+    assert final["route"] == "template" and final["answered_by"] == "template", final["answer"]
+    clothing = next(r for r in final["results"] if r["name"] == "clothing_advice")
+    assert clothing["ok"] and clothing["args"]["condition"] == "rain"
+    assert "Wear a coat (4.0 C)." in final["answer"]
