@@ -28,6 +28,15 @@ from tools.domain import EMPLOYEE_ID
 
 log = logging.getLogger(__name__)
 SESSION_COOKIE = "helpdesk_session"
+# The one-line reason a client sees for each way a token fails (anything else: "malformed token").
+_REASONS: list[tuple[type[Exception], str]] = [
+    (jwt.ExpiredSignatureError, "token expired; sign in again"),
+    (jwt.InvalidAudienceError, "token was issued for another audience"),
+    (jwt.InvalidIssuerError, "token was issued by an untrusted issuer"),
+    (jwt.InvalidSignatureError, "token signature is invalid"),
+    (jwt.InvalidAlgorithmError, "token is signed with an algorithm that is not accepted"),
+    (jwt.ImmatureSignatureError, "token is not valid yet"),
+]
 
 
 class AuthError(Exception):
@@ -81,22 +90,10 @@ class Verifier:
             claims = jwt.decode(token, self._key(token), algorithms=self.algorithms,
                                 audience=self.settings.auth_audience, issuer=self.settings.auth_issuer,
                                 options={"require": ["exp", "iss", "aud", "sub"]}, leeway=30)
-        except jwt.ExpiredSignatureError as exc:
-            raise AuthError("token expired; sign in again") from exc
-        except jwt.InvalidAudienceError as exc:
-            raise AuthError("token was issued for another audience") from exc
-        except jwt.InvalidIssuerError as exc:
-            raise AuthError("token was issued by an untrusted issuer") from exc
-        except jwt.InvalidSignatureError as exc:
-            raise AuthError("token signature is invalid") from exc
         except jwt.MissingRequiredClaimError as exc:
             raise AuthError(f"token lacks the '{exc.claim}' claim") from exc
-        except jwt.InvalidAlgorithmError as exc:
-            raise AuthError("token is signed with an algorithm that is not accepted") from exc
-        except jwt.ImmatureSignatureError as exc:
-            raise AuthError("token is not valid yet") from exc
         except jwt.InvalidTokenError as exc:
-            raise AuthError("malformed token") from exc
+            raise AuthError(next((r for cls, r in _REASONS if isinstance(exc, cls)), "malformed token")) from exc
         return _employee(str(claims["sub"]))
 
     def trusted_peer(self, host: str | None) -> bool:

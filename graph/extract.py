@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from graph.safety import is_injection
+from graph.state import ToolResult
+from graph.tracing import annotate
 from tools.text import idf_overlaps
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+")
@@ -68,3 +70,21 @@ def extract(question: str, question_vec: np.ndarray, sentence_vecs: np.ndarray, 
         keep += [j for j in range(keep[-1] + 1, min(keep[-1] + 4, len(pairs))) if pairs[j][0] == title]
     text = " ".join(pairs[i][1] for i in keep)
     return f'{text} (from "{title}")', best
+
+
+async def quote(question: str, results: list[ToolResult], embed: Any, threshold: float) -> str | None:
+    """Quote the knowledge-base sentences that answer the question, when they clearly do and are about
+    what it names (`embed`: texts -> unit vectors, memoized by Deps).
+    """
+    from graph.router import entities
+
+    data = next((r["data"] for r in results if r["name"] == "kb_search" and r["ok"]), None) or {}
+    pairs = sentences(data.get("passages", [])[:3])
+    if not pairs:
+        return None
+    vecs = await embed([question, *(s for _, s in pairs)])
+    answer, _ = extract(question, vecs[0], vecs[1:], pairs, threshold)
+    if answer and names_another(question, answer, entities):
+        annotate(quote_rejected="names another place or leave type")
+        return None
+    return answer

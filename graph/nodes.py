@@ -18,8 +18,7 @@ from graph.language import ENGLISH_ONLY
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import history_of, prune
 from graph.replies import OUT_OF_SCOPE, not_in_handbook, refusal
-from graph.router import entities
-from graph.slots import fill_slots, leave_types_named, resolve_leave_type
+from graph.slots import fill_slots, settle_leave_type
 from graph.state import RESET, Part, State
 from graph.tracing import annotate
 from tools.registry import INTENTS
@@ -85,7 +84,7 @@ class Nodes:
         previous = state.get("last_slots") if d.label == "follow_up" else None
         slots = fill_slots(question, today_of(ctx), profile, previous)
         if "leave_policy" in d.intents or d.path == "llm":  # which leave: by meaning when no one keyword says
-            await self._leave_type(question, slots)
+            await settle_leave_type(question, slots, self.deps.embed_many)
         update["slots"] = slots
         if d.path == "template":
             parts = [self._part(intent, d.clauses[i] if d.clauses else "", slots, profile, ctx)
@@ -237,7 +236,8 @@ class Nodes:
                 return self._said(state, partial, "partial")
             if any(r["name"] == "kb_search" for r in results) or state["route"] == "llm":
                 # Handbook questions are quoted, never paraphrased by a small model; nothing sure: say so.
-                if quote := await self._extract(state, results, ctx):
+                if quote := await extract.quote(state["question"], results, self.deps.embed_many,
+                                                ctx.kb_answer_threshold):
                     return self._said(state, quote, "handbook_quote")
                 small_talk = (state.get("router") or {}).get("label") == "other"
                 return self._said(state, OUT_OF_SCOPE if small_talk else not_in_handbook(results), "not_in_handbook")
@@ -278,18 +278,6 @@ class Nodes:
         return [m if len(str(m.content)) <= 1500 else m.model_copy(update={"content": str(m.content)[:1500] + "…"})
                 for m in history]
 
-    async def _leave_type(self, text: str, slots: dict[str, Any]) -> None:
-        """Set the leave-type slot from the question's meaning, unless the conversation already set it."""
-        named = leave_types_named(text)
-        if slots.get("sources", {}).get("leave_type") == "conversation" and not named:
-            return
-        if kind := await resolve_leave_type(text, self.deps.embed_many):
-            slots["leave_type"] = kind
-            slots.setdefault("sources", {})["leave_type"] = "question"
-        elif named:  # it names several and none stands out: no slot, so no template guesses one
-            slots.pop("leave_type", None)
-            slots.get("sources", {}).pop("leave_type", None)
-
     def _said(self, state: State, answer: str, how: str) -> dict[str, Any]:
         """Stream an answer written without the LLM (what call_tools already streamed is not repeated)."""
         parts = state.get("parts") or []
@@ -306,20 +294,6 @@ class Nodes:
             keep = ("month", "date", "city", "leave_type")
             update["last_slots"] = {k: v for k, v in state["slots"].items() if k in keep}
         return update
-
-    async def _extract(self, state: State, results: list, ctx: Context) -> str | None:
-        """Quote the knowledge-base sentences that answer the question, when they clearly do."""
-        kb = next((r for r in results if r["name"] == "kb_search" and r["ok"]), None)
-        pairs = extract.sentences(((kb or {}).get("data") or {}).get("passages", [])[:3])
-        if not pairs:
-            return None
-        qvec = await self.deps.embed(state["question"])
-        vecs = await self.deps.embed_many([s for _, s in pairs])
-        answer, _ = extract.extract(state["question"], qvec, vecs, pairs, ctx.kb_answer_threshold)
-        if answer and extract.names_another(state["question"], answer, entities):
-            annotate(quote_rejected="names another place or leave type")
-            return None
-        return answer
 
     def _cancel_prefetch(self, state: State) -> None:
         for task in Prefetcher.take(self.deps, state.get("turn_id", "")).values():

@@ -141,12 +141,29 @@ def leave_types_named(text: str) -> list[str]:
     return [kind for kind in LEAVE_PRIORITY if LEAVE_PATTERNS[kind].search(text)]
 
 
-async def resolve_leave_type(text: str, embed: Callable[[list[str]], Awaitable[np.ndarray]]) -> str | None:
+async def settle_leave_type(text: str, slots: dict[str, Any],
+                            embed: Callable[[list[str]], Awaitable[np.ndarray]]) -> None:
+    """Set the leave-type slot from the question's meaning, unless the conversation set it and the question
+    names none; a question naming several with none standing out keeps no slot (no template guesses one).
+    """
+    named = leave_types_named(text)
+    if slots.get("sources", {}).get("leave_type") == "conversation" and not named:
+        return
+    if kind := await resolve_leave_type(text, embed, named):
+        slots["leave_type"] = kind
+        slots.setdefault("sources", {})["leave_type"] = "question"
+    elif named:
+        slots.pop("leave_type", None)
+        slots.get("sources", {}).pop("leave_type", None)
+
+
+async def resolve_leave_type(text: str, embed: Callable[[list[str]], Awaitable[np.ndarray]],
+                             named: list[str] | None = None) -> str | None:
     """The leave type a question is about: the one it names, or, when it names none or several, the one
     whose description (`tools.domain.LEAVE_DESCRIPTIONS`) is closest in meaning; None when nothing is
     close enough ("how do I book time off" is about no particular type).
     """
-    named = leave_types_named(text)
+    named = leave_types_named(text) if named is None else named
     if len(named) == 1:
         return named[0]
     pool = named or list(LEAVE_DESCRIPTIONS)
