@@ -18,7 +18,7 @@ from graph.language import ENGLISH_ONLY
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import history_of, prune
 from graph.replies import OUT_OF_SCOPE, not_in_handbook, refusal
-from graph.slots import fill_slots, settle_leave_type
+from graph.slots import fill_slots, refers_back, settle_leave_type
 from graph.state import RESET, Part, State
 from graph.tracing import annotate
 from tools.registry import INTENTS
@@ -81,7 +81,9 @@ class Nodes:
         update["profile"] = profile
         if d.path == "refuse":
             return self._route(update, "refused", refusal(question, user))
-        previous = state.get("last_slots") if d.label == "follow_up" else None
+        previous = state.get("last_slots") or {}
+        if d.label != "follow_up":  # a new request reuses only what it points back to ("that month", "there")
+            previous = {k: v for k, v in previous.items() if k in refers_back(question)}
         slots = fill_slots(question, today_of(ctx), profile, previous)
         if "leave_policy" in d.intents or d.path == "llm":  # which leave: by meaning when no one keyword says
             await settle_leave_type(question, slots, self.deps.embed_many)

@@ -176,8 +176,27 @@ async def resolve_leave_type(text: str, embed: Callable[[list[str]], Awaitable[n
     return pool[best] if named or sims[best] >= LEAVE_MIN_SIMILARITY else None
 
 
+# Words that point back at the previous turn's time or place ("what about my pay that month", "will it
+# rain there"): an entity reference, resolved to the value the conversation already holds.
+_BACK_TIME = re.compile(r"\b(?:that|the same|same) (?:month|day|week|period|time|date)\b|\bat that time\b"
+                        r"|\bback then\b|\bthen\s*[?.!]*\s*$", re.IGNORECASE)
+_BACK_PLACE = re.compile(r"\b(?:that|the same|same) (?:city|place|town)\b"
+                         r"|(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )(?<!\bwill )\bthere\b"
+                         r"(?!\s*(?:is|are|was|were|will|'s|be|any)\b)", re.IGNORECASE)
+
+
+def refers_back(text: str) -> set[str]:
+    """The slots a question points back to ("that month" -> month and date; "there" -> city)."""
+    found = {"month", "date"} if _BACK_TIME.search(text) else set()
+    return found | ({"city"} if _BACK_PLACE.search(text) else set())
+
+
 def fill_slots(text: str, today: date, profile: dict, previous: dict | None = None) -> dict[str, Any]:
-    """Every slot we can read, with where each came from (question, conversation or profile)."""
+    """Every slot we can read, with where each came from (question, conversation or profile).
+
+    `previous` holds the conversation's slots that this question may reuse: all of them for a
+    follow-up ("and in March?"), only those it points back to for a new request ("my pay that month").
+    """
     previous = previous or {}
     slots: dict[str, Any] = {"question": text.strip()[:500]}
     sources: dict[str, str] = {}

@@ -2,6 +2,7 @@
 
 import yaml
 
+from app.ask import new_thread_id
 from app.settings import ROOT
 
 FAQ = {e["id"]: e for e in yaml.safe_load((ROOT / "data" / "faq.yaml").read_text())}
@@ -70,6 +71,18 @@ async def test_natural_phrasings_get_the_callers_own_figures(ask, backend):
     row = await ask("What's my remaining PTO?", user="E1013")
     bal = backend.get("/leave/balance", params={"employee": "E1013"}).json()
     assert row["route"] == "template" and f"You have {bal['annual_remaining']} days" in row["answer"]
+
+
+async def test_a_later_turn_that_asks_something_else_gets_that_for_the_month_it_points_back_to(ask, backend):
+    thread = new_thread_id()
+    first = await ask("How many days was I absent in August?", user="E1006", thread=thread, today="2026-11-29")
+    assert first["route"] == "template" and first["intent"] == "attendance"
+    second = await ask("what about my pay that month", user="E1006", thread=thread, today="2026-11-29")
+    pay = backend.get("/salary", params={"employee": "E1006", "month": "2026-08"}).json()
+    assert second["intent"] == "salary" and _eur(pay["net"]) in second["answer"]  # not August's attendance again
+    third = await ask("and in September?", user="E1006", thread=thread, today="2026-11-29")
+    pay = backend.get("/salary", params={"employee": "E1006", "month": "2026-09"}).json()
+    assert third["intent"] == "salary" and _eur(pay["net"]) in third["answer"]
 
 
 async def test_question_the_handbook_does_not_answer_gets_where_to_ask_not_an_invention(ask):

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.slots import city_slot, date_slot, fill_slots, leave_type_slot, month_slot
+from graph.slots import city_slot, date_slot, fill_slots, leave_type_slot, month_slot, refers_back
 
 TODAY = date(2026, 11, 29)  # a Sunday
 
@@ -70,6 +70,19 @@ def test_fill_slots_prefers_question_then_conversation_then_profile():
     assert slots["month"] == "2026-01" and slots["sources"]["month"] == "conversation"
     slots = fill_slots("weather tomorrow", TODAY, {"city": "Berlin"})
     assert slots["city"] == "Berlin" and slots["sources"]["city"] == "profile"
+
+
+@pytest.mark.parametrize(("text", "kinds"), [
+    ("what about my pay that month", {"month", "date"}),
+    ("how much was my net pay then?", {"month", "date"}),
+    ("will it rain there?", {"city"}),
+    ("what should I wear there on the same day", {"city", "month", "date"}),
+    ("is there any leave left", set()),  # "there" that points at nothing
+    ("are there holidays in May", set()),
+    ("ok then, what is my salary", set()),  # "then" as a word of transition
+])
+def test_refers_back(text, kinds):
+    assert refers_back(text) == kinds
 
 
 def test_injection_is_not_a_month():
