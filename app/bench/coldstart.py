@@ -1,0 +1,47 @@
+"""The first question after start against the same question asked again, in a fresh process.
+
+`python -m app.bench.coldstart` starts the graph the way a serving process does (`app/shared.py`:
+build, then warm up), asks a question it has not seen on a new thread, then the same question on
+another new thread, and prints both times to first text as JSON. `make bench` runs it as a child
+process, so "cold" really is a process that has served nothing but its own warm-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from typing import Any
+
+QUESTION = "How do I reset my password?"  # an FAQ answer: the path where start-up costs show most
+
+
+async def _measure(question: str) -> dict[str, Any]:
+    from app import shared
+    from app.ask import new_thread_id, run_turn
+    from graph.context import Context
+
+    t0 = time.perf_counter()
+    await shared.warm()
+    warm_up_s = time.perf_counter() - t0
+    graph = await shared.HOLDER.get()
+    rows = [await run_turn(graph, question, "E1001", new_thread_id(), Context()) for _ in range(2)]
+    cold, warm = (r["ttft_ms"] or r["total_ms"] for r in rows)
+    return {"question": question, "route": rows[0]["route"], "warm_up_s": round(warm_up_s, 2),
+            "cold_first_request_ms": cold, "warm_first_request_ms": warm, "cold_over_warm": cold / warm}
+
+
+def run_child(timeout_s: float = 300) -> dict[str, Any]:
+    """Run the measurement in a fresh Python process; {} when it fails (the benchmark carries on)."""
+    try:
+        out = subprocess.run([sys.executable, "-m", "app.bench.coldstart"], capture_output=True, text=True,
+                             timeout=timeout_s, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError):
+        return {}
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(_measure(QUESTION))))

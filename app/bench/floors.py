@@ -1,0 +1,125 @@
+"""Floor probes: the least time the parts of an answer allow, measured right after the answer itself.
+
+A route's floor ratio (its latency over its floor) says whether any time is left to win:
+
+- FAQ answer: one embedding of the question (never memoized) plus the router's scoring;
+- template answer whose tools all hit the cache: the embedding plus one Redis read per cached result;
+- template answer that called the backend: the same calls, with the same arguments, made directly
+  (independent calls at once, a call that reads another's result after it);
+- LLM answer: vLLM's time to first token plus decoding as many tokens as the answer has.
+
+Each probe runs right after its request, on the same machine state, so noise hits both sides alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+
+from graph.deps import Deps
+from tools.cache import cache_key
+from tools.registry import INTENTS, TOOLS
+
+# Tools whose arguments read another call's result ("@weather.temperature_c"): they wait for it.
+DEPENDENT = frozenset(tool for spec in INTENTS.values() for _, tool, args in spec.calls
+                      if any(str(v).startswith("@") for v in args.values()))
+
+
+def kind_of(row: dict[str, Any]) -> str | None:
+    """The floor a row is measured against: faq, cache_hit, template, llm (None: no floor, e.g. refusals)."""
+    tools = [t for t in row.get("tools") or [] if t.get("ok")]
+    if row.get("route") == "faq":
+        return "faq"
+    if row.get("route") == "template" and tools and not row.get("llm_calls"):
+        return "cache_hit" if all(t["cache"] == "hit" for t in tools) else "template"
+    if row.get("route") == "llm" and row.get("llm_calls"):
+        return "llm"
+    return None
+
+
+async def _embedding_ms(deps: Deps, question: str) -> float:
+    t0 = time.perf_counter()
+    vec = (await deps.embedder.run(deps.embedder.embed, [question]))[0]  # the embedder itself: no memo
+    deps.router.model.score(vec)
+    return (time.perf_counter() - t0) * 1000
+
+
+async def _timed_call(deps: Deps, name: str, args: dict[str, Any]) -> float:
+    t0 = time.perf_counter()
+    await deps.tools.call(name, args)
+    return (time.perf_counter() - t0) * 1000
+
+
+async def _backend_ms(deps: Deps, tools: list[dict[str, Any]]) -> float:
+    """The row's backend calls made directly: independent ones at once, dependent ones after them."""
+    total = 0.0
+    for stage in ([t for t in tools if t["name"] not in DEPENDENT], [t for t in tools if t["name"] in DEPENDENT]):
+        if stage:
+            total += max(await asyncio.gather(*(_timed_call(deps, t["name"], t["args"]) for t in stage)))
+    return total
+
+
+async def _cache_read_ms(deps: Deps, question: str, tools: list[dict[str, Any]], user: str) -> float:
+    """Embedding plus reading each cached result (one Redis round trip each, at once)."""
+    t0 = time.perf_counter()
+    await deps.embedder.run(deps.embedder.embed, [question])
+    keys = [deps.cache.namespace + cache_key(TOOLS[t["name"]], t["args"], user) for t in tools if t["name"] in TOOLS]
+    await asyncio.gather(*(deps.redis.get(k) for k in keys))
+    return (time.perf_counter() - t0) * 1000
+
+
+async def _llm_ms(llm_url: str, model: str, question: str, answer: str) -> float:
+    """Time to first token plus decoding the answer's length on vLLM (ignore_eos keeps the length)."""
+    async with httpx.AsyncClient(base_url=llm_url.removesuffix("/v1"), timeout=120) as client:
+        tokens = (await client.post("/tokenize", json={"model": model, "prompt": answer})).json().get("count", 1)
+        body = {"model": model, "max_tokens": max(1, int(tokens)), "min_tokens": max(1, int(tokens)),
+                "ignore_eos": True, "temperature": 0, "messages": [{"role": "user", "content": question}]}
+        t0 = time.perf_counter()
+        (await client.post("/v1/chat/completions", json=body)).raise_for_status()
+        return (time.perf_counter() - t0) * 1000
+
+
+async def floor_ms(deps: Deps, row: dict[str, Any], user: str, llm_url: str, model: str) -> tuple[str, float] | None:
+    """(floor kind, floor in ms) for one answered row, or None when its route has no floor."""
+    kind = kind_of(row)
+    if kind is None:
+        return None
+    tools = [t for t in row.get("tools") or [] if t.get("ok")]
+    try:
+        if kind == "faq":
+            return kind, await _embedding_ms(deps, row["q"])
+        if kind == "cache_hit":
+            return kind, await _cache_read_ms(deps, row["q"], tools, user)
+        if kind == "template":
+            return kind, await _backend_ms(deps, [t for t in tools if t["cache"] != "hit"])
+        return kind, await _llm_ms(llm_url, model, row["q"], row.get("answer") or "")
+    except Exception:  # noqa: BLE001 - a failed probe leaves the row without a floor, never stops the run
+        return None
+
+
+def floor_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per floor kind: how many rows, and median and p95 of latency over floor."""
+    from app.bench.metrics import percentile
+
+    out: dict[str, dict[str, float]] = {}
+    for kind in ("faq", "cache_hit", "template", "llm"):
+        ratios = [r["total_ms"] / r["floor_ms"] for r in rows if r.get("floor_kind") == kind and r.get("floor_ms")]
+        if ratios:
+            out[kind] = {"n": len(ratios), "median": percentile(ratios, 50), "p95": percentile(ratios, 95)}
+    return out
+
+
+def compound_ttft(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Requests the router split into several parts: time to first token over their fastest tool's time."""
+    ratios, ttfts = [], []
+    for r in rows:
+        tools = [t["ms"] for t in r.get("tools") or [] if t.get("ok") and t.get("ms")]
+        if r.get("router_label") == "compound" and r.get("ttft_ms") and tools:
+            ttfts.append(r["ttft_ms"])
+            ratios.append(r["ttft_ms"] / min(tools))
+    from app.bench.metrics import percentile
+
+    return {"n": len(ratios), "ttft_ms": percentile(ttfts, 50), "ttft_over_fastest_tool": percentile(ratios, 50)}

@@ -1,0 +1,47 @@
+import asyncio
+
+from app.bench import floors
+
+
+def _row(route, tools=(), llm_calls=0, **kw):
+    return {"route": route, "tools": list(tools), "llm_calls": llm_calls, "q": "q", **kw}
+
+
+def _tool(name, cache="miss", ms=100.0, ok=True):
+    return {"name": name, "args": {}, "cache": cache, "ms": ms, "ok": ok}
+
+
+def test_each_route_is_measured_against_its_own_floor():
+    assert floors.kind_of(_row("faq")) == "faq"
+    assert floors.kind_of(_row("template", [_tool("weather", "hit")])) == "cache_hit"
+    assert floors.kind_of(_row("template", [_tool("weather", "hit"), _tool("salary")])) == "template"
+    assert floors.kind_of(_row("llm", [_tool("kb_search")], llm_calls=2)) == "llm"
+    assert floors.kind_of(_row("refused")) is None
+    assert floors.kind_of(_row("template", [_tool("salary", ok=False)])) is None  # a failed call has no floor
+
+
+def test_clothing_advice_waits_for_the_forecast_so_its_floor_adds_up():
+    assert floors.DEPENDENT == {"clothing_advice"}
+
+    class Tools:
+        async def call(self, name, args):
+            await asyncio.sleep({"weather": 0.05, "clothing_advice": 0.03, "salary": 0.02}[name])
+
+    class D:
+        tools = Tools()
+
+    ms = asyncio.run(floors._backend_ms(D(), [_tool("weather"), _tool("salary"), _tool("clothing_advice")]))
+    assert 78 <= ms < 130  # weather and salary at once (50), then clothing advice (30)
+
+
+def test_floor_summary_and_compound_first_token():
+    rows = [{**_row("faq"), "total_ms": 30.0, "floor_kind": "faq", "floor_ms": 25.0},
+            {**_row("faq"), "total_ms": 60.0, "floor_kind": "faq", "floor_ms": 20.0},
+            {**_row("refused"), "total_ms": 5.0, "floor_kind": None, "floor_ms": None}]
+    s = floors.floor_summary(rows)
+    assert s == {"faq": {"n": 2, "median": 2.1, "p95": s["faq"]["p95"]}} and 2.9 < s["faq"]["p95"] <= 3.0
+    compound = [{"router_label": "compound", "ttft_ms": 660.0, "tools": [_tool("leave_balance", ms=600.0),
+                                                                        _tool("weather", ms=1200.0)]},
+                {"router_label": "salary", "ttft_ms": 10.0, "tools": [_tool("salary", ms=5.0)]}]
+    c = floors.compound_ttft(compound)
+    assert c["n"] == 1 and abs(c["ttft_over_fastest_tool"] - 1.1) < 1e-9

@@ -1,0 +1,38 @@
+import numpy as np
+
+from tools.embeddings import Embedder, EmbeddingMemo
+
+QUESTIONS = ["When is payday?", "how many days of annual leave do I have left this year",
+             "Do I need an umbrella in Lisbon tomorrow?", "payslip oct", ""]
+
+
+def test_onnx_runtime_gives_the_vectors_torch_gives(tmp_path, monkeypatch):
+    monkeypatch.setenv("CACHE_DIR", str(tmp_path))  # a fresh export, not the shared one
+    fast, slow = Embedder("", "onnx"), Embedder("", "torch")
+    assert (fast.backend, slow.backend) == ("onnx", "torch")
+    assert len(list((tmp_path / "onnx").glob("*.onnx"))) == 1  # exported once, atomically, under the cache
+    a, b = fast.embed(QUESTIONS), slow.embed(QUESTIONS)
+    assert a.shape == b.shape == (len(QUESTIONS), fast.dim) and a.dtype == np.float32
+    assert np.min(np.sum(a * b, axis=1)) > 0.9999  # same direction: what the router was trained on holds
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(fast.embed(QUESTIONS[:1])[0], a[0], atol=1e-5)  # padding in a batch changes nothing
+
+
+async def test_memo_embeds_each_text_once():
+    calls = []
+
+    class Fake:
+        async def run(self, fn, texts):
+            return fn(texts)
+
+        def embed(self, texts):
+            calls.append(list(texts))
+            return np.ones((len(texts), 3), np.float32)
+
+    memo = EmbeddingMemo(Fake(), size=2)
+    await memo(["a", "b", "a"])
+    await memo(["a", "c"])
+    assert calls == [["a", "b"], ["c"]]
+    assert list(memo._memo) == ["a", "c"]  # bounded, least recently used dropped
+    await memo(["b"])
+    assert calls[-1] == ["b"] and list(memo._memo) == ["c", "b"]
