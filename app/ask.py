@@ -110,6 +110,9 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
             "tools": [{"name": r["name"], "args": r["args"], "ms": r["ms"], "cache": r["cache"], "ok": r["ok"],
                        "error": r["error"]} for r in final.get("results") or []],
             "prefetch": final.get("prefetch") or {}, "llm_calls": final.get("llm_calls", 0),
+            "next_turn": {"offered": len((final.get("next_turn") or {}).get("offered") or []),
+                          "used": (final.get("next_turn") or {}).get("used", 0),
+                          "wasted": (final.get("next_turn") or {}).get("wasted", 0)},
             "timings_ms": {k: round(v, 1) for k, v in (final.get("timings_ms") or {}).items()},
             "total_ms": round(total, 1), "ttft_ms": round(ttft, 1) if ttft is not None else None,
             "error": final.get("error")}

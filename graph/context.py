@@ -17,6 +17,10 @@ class Context:
     cache_enabled: bool = True  # tool results through the Redis cache
     prefetch_enabled: bool = True  # start predicted tools before planning finishes
     pruning_enabled: bool = True  # prune long histories by relevance
+    next_turn_enabled: bool = True  # after an answer, prefetch the caller's likely next request
+    next_turn_min_share: float = 0.5  # of the requests seen after this one, the share the next one must have
+    next_turn_min_seen: int = 3  # and how many times at least
+    next_turn_budget: int = 4  # backend calls a conversation may spend on next-turn prefetch
     kb_cache_threshold: float = 0.95  # cosine similarity for kb_search cache hits
     kb_answer_threshold: float = 0.55  # top passage similarity needed to quote it without the LLM
     max_tool_concurrency: int = 4

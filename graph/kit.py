@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from datetime import date
 from typing import Any
 
-from langgraph.config import get_stream_writer
-from langgraph.runtime import Runtime
+from langgraph.config import get_config, get_stream_writer
+from langgraph.runtime import Runtime, get_runtime
 
 from graph.context import Context
 from graph.state import State
@@ -49,6 +49,22 @@ def emit_chunked(text: str) -> None:
     """Stream a text that is ready at once, sentence by sentence."""
     for piece in re.findall(r"[^.!?]+[.!?]*\s*", text) or [text]:
         emit(piece)
+
+
+def thread_of() -> str | None:
+    """The conversation's thread id, when the graph runs with a checkpointer (None otherwise)."""
+    try:
+        return (get_config().get("configurable") or {}).get("thread_id")
+    except RuntimeError:  # not inside a graph run
+        return None
+
+
+def current_context() -> Context:
+    """The run's Context from inside a node's helper (the defaults outside a graph run)."""
+    try:
+        return context_of(get_runtime(Context))
+    except RuntimeError:
+        return Context()
 
 
 def context_of(runtime: Runtime[Context] | None) -> Context:

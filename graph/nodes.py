@@ -13,8 +13,9 @@ from graph import extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import Prefetcher, run_plan
-from graph.kit import context_of, emit, emit_chunked, normalize, timed, today_of
+from graph.kit import context_of, current_context, emit, emit_chunked, normalize, thread_of, timed, today_of
 from graph.language import ENGLISH_ONLY
+from graph.next_turn import NextTurn, account
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import history_of, prune
 from graph.replies import OUT_OF_SCOPE, not_in_handbook, refusal
@@ -42,6 +43,7 @@ class Nodes:
             "router": {}, "parts": [],
             "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
             "tool_rounds": 0, "error": None, "answered_by": None, "streamed_parts": [], "timings_ms": {RESET: 0.0},
+            "next_turn": await NextTurn(self.deps).collect(thread) if (thread := thread_of()) else {},
         }
         if not question:
             return {**fresh, "route": "invalid", "answer": "Please type a question: the message was empty."}
@@ -209,8 +211,11 @@ class Nodes:
                                  stream_ready_parts if progressive else None)
         for task in prefetched.values():  # what the plan did not take is wasted: stop it
             task.cancel()
+        update: dict[str, Any] = {"streamed_parts": streamed}
+        if (state.get("next_turn") or {}).get("offered"):  # what the last turn prefetched for this one
+            results, update["next_turn"] = account(state["next_turn"], results)
+        update["results"] = results
         annotate(cache=",".join(f"{r['name']}:{r['cache']}" for r in results), tools=len(results))
-        update: dict[str, Any] = {"results": results, "streamed_parts": streamed}
         if started:
             update["prefetch"] = {**state["prefetch"], "used": started - len(prefetched), "wasted": len(prefetched)}
         return update
@@ -295,6 +300,9 @@ class Nodes:
             update["last_intents"] = intents
             keep = ("month", "date", "city", "leave_type")
             update["last_slots"] = {k: v for k, v in state["slots"].items() if k in keep}
+            if thread := thread_of():  # learn what followed what, and prefetch the likely next request
+                NextTurn(self.deps).launch(thread, state["user"], state.get("last_intents") or [], intents,
+                                           state["slots"], current_context())
         return update
 
     def _cancel_prefetch(self, state: State) -> None:

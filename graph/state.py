@@ -42,7 +42,7 @@ class ToolResult(TypedDict):
     data: dict[str, Any] | None
     error: str | None
     ms: float
-    cache: str  # hit | miss | prefetch | bypass (Redis unavailable) | off
+    cache: str  # hit | miss | prefetch | next_turn | bypass (Redis unavailable) | off
 
 
 class Part(TypedDict, total=False):
@@ -77,6 +77,7 @@ class State(TypedDict, total=False):
     plan: list[ToolCall]  # per turn: tool calls to make
     results: list[ToolResult]  # per turn: their outcomes
     prefetch: dict[str, Any]  # per turn: {started: [...], used: n, wasted: n}
+    next_turn: dict[str, Any]  # per turn: what the last turn prefetched for this one {offered: [...], used, wasted}
     answer: str  # per turn: the final answer text
     llm_calls: int  # per turn: number of LLM requests made
     tool_rounds: int  # per turn: planning rounds taken on the LLM path

@@ -41,6 +41,11 @@ def table(s: dict[str, Any]) -> str:
         c = s["compound"]
         lines.append(f"compound requests ({c['n']}): first token {_fmt(c['ttft_ms'])} ms, "
                      f"{_fmt(c['ttft_over_fastest_tool'], 2)}x their fastest tool (median)")
+    if s.get("next_turn"):
+        n = s["next_turn"]
+        share = "-" if n["served_share"] is None else f"{n['served_share']:.0%}"
+        lines.append(f"next-turn prefetch: {share} of {n['later_personal_requests']} later personal requests served "
+                     f"from it; calls used {n['used']}, wasted {n['wasted']} ({n['wasted_per_session']:.2f} per session)")
     if "cold_first_request_ms" in s:
         lines.append(f"first request after start {_fmt(s['cold_first_request_ms'])} ms, the same again "
                      f"{_fmt(s['warm_first_request_ms'])} ms (cold/warm {_fmt(s['cold_over_warm'], 2)})")

@@ -32,10 +32,11 @@ from app.settings import get_settings
 from graph.context import Context
 from graph.graph import build_graph
 from tools.cache import ToolCache
+from tools.registry import TOOLS
 
 log = logging.getLogger(__name__)
 SHORTCUTS = ["faq_enabled", "templates_enabled", "parallel_enabled", "cache_enabled", "prefetch_enabled",
-             "pruning_enabled", "progressive_enabled"]
+             "next_turn_enabled", "pruning_enabled", "progressive_enabled"]
 ABLATIONS: dict[str, dict[str, bool]] = {f"no_{k.removesuffix('_enabled')}": {k: False} for k in SHORTCUTS}
 ABLATIONS["all_off"] = dict.fromkeys(SHORTCUTS, False)
 
@@ -85,11 +86,29 @@ class Runner:
                 row["route"] = None
         scored = metrics.score_row(row["answer"], row["route"], item.facts, item.forbidden,
                                    item.expect_routes if row["route"] is not None else None)
-        return {"variant": variant, "id": item.id, "kind": item.kind, "user": item.user, "q": item.q,
+        return {"variant": variant, "id": item.id, "kind": item.kind, "session": item.session, "user": item.user,
+                "q": item.q,
                 "expect_routes": item.expect_routes, **{k: row.get(k) for k in (
                     "answer", "route", "tools", "llm_calls", "total_ms", "ttft_ms", "timings_ms", "error")},
                 "router_label": (row.get("router") or {}).get("label"), "prefetch": row.get("prefetch") or {},
+                "next_turn": row.get("next_turn") or {},
                 **scored}
+
+
+def next_turn_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Next-turn prefetch: calls used and wasted, and the share of later personal requests it served."""
+    personal = {name for name, spec in TOOLS.items() if spec.personal}
+    later: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for r in rows:  # rows are in order; a session's first request has nothing before it
+        if r["session"] in seen and any(t["name"] in personal for t in r["tools"] or []):
+            later.append(r)
+        seen.add(r["session"])
+    served = [r for r in later if any(t.get("cache") == "next_turn" for t in r["tools"] or [])]
+    used = sum((r.get("next_turn") or {}).get("used", 0) for r in rows)
+    wasted = sum((r.get("next_turn") or {}).get("wasted", 0) for r in rows)
+    return {"used": used, "wasted": wasted, "sessions": len(seen), "wasted_per_session": wasted / max(1, len(seen)),
+            "later_personal_requests": len(later), "served_share": len(served) / len(later) if later else None}
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -209,6 +228,7 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
                            "wasted": wasted, "accuracy": (started - wasted) / started if started else None}
     summary.update({k: cold[k] for k in ("cold_first_request_ms", "warm_first_request_ms", "cold_over_warm")
                     if k in cold})
+    summary["next_turn"] = next_turn_summary(opt_rows)
     summary["floor_ratio"] = floors.floor_summary(opt_rows)
     summary["compound"] = floors.compound_ttft(opt_rows)
     summary["faq_route_p95_ms"] = metrics.percentile([r["total_ms"] for r in opt_rows if r["route"] == "faq"], 95)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fakeredis import FakeAsyncRedis as FakeRedis
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
@@ -41,6 +42,8 @@ class FakeEmbedder:
 
 class FakeCache:
     """In-memory stand-in for ToolCache with the same key rules."""
+
+    namespace = ""
 
     def __init__(self) -> None:
         self.store: dict[str, Any] = {}
@@ -144,7 +147,7 @@ def fake_router(emb: FakeEmbedder) -> Router:
 def make_deps(llm_replies: list[str] | None = None, latency: dict[str, float] | None = None) -> FakeDeps:
     emb = FakeEmbedder()
     replies = iter([AIMessage(r) for r in (llm_replies or [])] + [AIMessage("fallback answer")] * 20)
-    return FakeDeps(embedder=emb, redis=None, faq=FAQ, router=fake_router(emb), cache=FakeCache(),  # type: ignore[arg-type]
+    return FakeDeps(embedder=emb, redis=FakeRedis(), faq=FAQ, router=fake_router(emb), cache=FakeCache(),  # type: ignore[arg-type]
                     tools=FakeTools(latency), llm=GenericFakeChatModel(messages=replies))
 
 

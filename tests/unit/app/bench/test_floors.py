@@ -45,3 +45,16 @@ def test_floor_summary_and_compound_first_token():
                 {"router_label": "salary", "ttft_ms": 10.0, "tools": [_tool("salary", ms=5.0)]}]
     c = floors.compound_ttft(compound)
     assert c["n"] == 1 and abs(c["ttft_over_fastest_tool"] - 1.1) < 1e-9
+
+
+def test_next_turn_summary_counts_later_personal_requests_of_each_session():
+    from app.bench.run import next_turn_summary
+
+    rows = [{"session": "p1", "tools": [_tool("salary")], "next_turn": {}},
+            {"session": "p1", "tools": [_tool("attendance", cache="next_turn")], "next_turn": {"used": 1, "wasted": 0}},
+            {"session": "p2", "tools": [_tool("salary")], "next_turn": {}},
+            {"session": "p2", "tools": [_tool("leave_balance")], "next_turn": {"used": 0, "wasted": 1}},
+            {"session": "p3", "tools": [], "next_turn": {}}]
+    s = next_turn_summary(rows)
+    assert s["later_personal_requests"] == 2 and s["served_share"] == 0.5
+    assert (s["used"], s["wasted"], s["sessions"]) == (1, 1, 3)

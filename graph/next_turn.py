@@ -1,0 +1,142 @@
+"""Next-turn prefetch: after an answer, fetch in the background what the caller is likely to ask next.
+
+What follows what is learned from finished turns: every answered tool request adds one to the count of
+"intent B asked right after intent A" in Redis (intent names only, never who asked; one table per cache
+namespace, so each benchmark variant learns on its own). After a turn answered A, each B seen after A
+at least `next_turn_min_seen` times and in at least `next_turn_min_share` of the cases is planned with
+this turn's slots (salary for October, then attendance for October), and its calls start at once, if
+they are the caller's own, idempotent, prefetchable tools and the conversation's budget allows.
+
+Results go where every result goes, the tool cache; the next turn finds them there and reports them as
+served by `next_turn`. A call that reached the backend and was not asked for is counted as wasted. A new
+question in the conversation cancels whatever is still running. The tasks are this process's transient
+work only (`Deps.prefetches`); the counts, the budget and the offered calls live in Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from graph.context import Context
+from graph.deps import Deps
+from graph.executor import fetch, signature
+from graph.templates import instantiate
+from tools.registry import INTENTS, TOOLS
+
+log = logging.getLogger(__name__)
+PREFIX = "hd:next:"
+KEEP_S = 3600  # the budget and the offered calls of a conversation are forgotten after an idle hour
+
+
+class NextTurn:
+    """Learns which request follows which, and prefetches the likely next one for the caller."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+
+    def _key(self, *parts: str) -> str:
+        return self.deps.cache.namespace + PREFIX + ":".join(parts)
+
+    async def learn(self, previous: list[str], current: list[str]) -> None:
+        """Count that each current intent followed each previous one."""
+        pairs = [(a, b) for a in previous for b in current if a in INTENTS and b in INTENTS]
+        if not pairs:
+            return
+        pipe = self.deps.redis.pipeline(transaction=False)
+        for a, b in pairs:
+            pipe.hincrby(self._key("follows", a), b, 1)
+        await pipe.execute()
+
+    async def likely(self, intent: str, min_share: float, min_seen: int) -> list[str]:
+        """Intents that followed `intent` often enough, most frequent first."""
+        counts = {k.decode() if isinstance(k, bytes) else k: int(v)
+                  for k, v in (await self.deps.redis.hgetall(self._key("follows", intent))).items()}
+        total = sum(counts.values())
+        return sorted((b for b, n in counts.items() if n >= min_seen and n / total >= min_share),
+                      key=lambda b: -counts[b])
+
+    def launch(self, thread: str, user: str, previous: list[str], intents: list[str], slots: dict[str, Any],
+               ctx: Context) -> None:
+        """Run `after_answer` in the background: the answer never waits for it; a new question cancels it."""
+        job = asyncio.ensure_future(self.after_answer(thread, user, previous, intents, dict(slots), ctx))
+        self.deps.prefetches[f"next:{thread}"] = (time.monotonic(), {"start": job})
+
+    async def after_answer(self, thread: str, user: str, previous: list[str], intents: list[str],
+                           slots: dict[str, Any], ctx: Context) -> None:
+        """Learn from this turn, then start the likely next calls (never raises: it runs unawaited)."""
+        try:
+            await self.learn(previous, intents)
+            if ctx.next_turn_enabled and ctx.cache_enabled:
+                await self._start(thread, user, intents, slots, ctx)
+        except RedisError as exc:
+            log.warning("next-turn prefetch skipped (redis: %s)", exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("next-turn prefetch failed")
+
+    async def _start(self, thread: str, user: str, intents: list[str], slots: dict[str, Any], ctx: Context) -> None:
+        calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        for intent in intents:
+            for nxt in await self.likely(intent, ctx.next_turn_min_share, ctx.next_turn_min_seen):
+                if nxt in intents:
+                    continue  # the same request again is a cache hit already
+                for call in instantiate(nxt, slots, user) or []:
+                    spec = TOOLS.get(call["name"])
+                    if spec and spec.personal and spec.idempotent and spec.prefetchable and not call["depends_on"]:
+                        calls.setdefault(signature(call["name"], call["args"]), (call["name"], call["args"]))
+        if not calls:
+            return
+        budget = self._key("spent", thread)
+        spent = int(await self.deps.redis.incrby(budget, len(calls)))
+        await self.deps.redis.expire(budget, KEEP_S)
+        allowed = max(0, ctx.next_turn_budget - (spent - len(calls)))
+        chosen = list(calls.items())[:allowed]
+        tasks = {sig: asyncio.create_task(self._fetch(thread, sig, name, args, user, ctx))
+                 for sig, (name, args) in chosen}
+        if tasks:
+            self.deps.prefetches[f"next:{thread}"] = (time.monotonic(), tasks)
+
+    async def _fetch(self, thread: str, sig: str, name: str, args: dict[str, Any], user: str, ctx: Context) -> None:
+        out = await fetch(self.deps, name, args, user, ctx)
+        if out.error is None and out.cache == "miss":  # it reached the backend: used next turn, or wasted
+            key = self._key("offered", thread)
+            await self.deps.redis.sadd(key, sig)
+            await self.deps.redis.expire(key, KEEP_S)
+
+    async def collect(self, thread: str) -> dict[str, Any]:
+        """At a new question: stop what is still running and take the calls offered to this turn.
+
+        `{"offered": [signatures], "used": 0, "wasted": n}`: until the tool stage says which it used,
+        every call that reached the backend counts as wasted, and so does every call cut short here.
+        """
+        running = [t for t in self.deps.prefetches.pop(f"next:{thread}", (0.0, {}))[1].values() if not t.done()]
+        for task in running:
+            task.cancel()
+        try:
+            key = self._key("offered", thread)
+            pipe = self.deps.redis.pipeline(transaction=True)
+            pipe.smembers(key)
+            pipe.delete(key)
+            members, _ = await pipe.execute()
+        except RedisError:
+            members = set()
+        offered = sorted(m.decode() if isinstance(m, bytes) else m for m in members)
+        return {"offered": offered, "used": 0, "wasted": len(offered) + len(running)}
+
+
+def account(next_turn: dict[str, Any], results: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """Mark the results the last turn's prefetch served (cache "next_turn") and count used and wasted."""
+    offered = set(next_turn.get("offered") or [])
+    marked, used = [], 0
+    for r in results:
+        if r["cache"] == "hit" and signature(r["name"], r["args"]) in offered:
+            r = {**r, "cache": "next_turn"}
+            used += 1
+        marked.append(r)
+    return marked, {**next_turn, "used": used, "wasted": max(0, next_turn.get("wasted", 0) - used)}

@@ -1,0 +1,66 @@
+"""Next-turn prefetch on the real graph, Redis and backend: learned from finished conversations."""
+
+import asyncio
+
+from redis.asyncio import Redis
+
+from app.ask import new_thread_id
+
+TODAY = "2026-11-29"
+PAY, ATTENDANCE = "What was my net pay in {m}?", "and how was my attendance in that month?"
+
+
+async def _forget_what_was_learned(redis: Redis) -> None:
+    async for key in redis.scan_iter(match="hd:next:*", count=500):
+        await redis.delete(key)
+
+
+async def _prefetched(redis: Redis, thread: str, timeout_s: float = 8.0) -> bool:
+    for _ in range(int(timeout_s / 0.1)):  # the attendance backend takes about 1.5 s
+        if await redis.exists(f"hd:next:offered:{thread}"):
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
+async def test_the_likely_next_request_is_fetched_before_it_is_asked(ask, backend, fresh_cache, settings):
+    redis = Redis.from_url(settings.redis)
+    await _forget_what_was_learned(redis)
+    lone = new_thread_id()  # before anything is learned, nothing is prefetched
+    await ask(PAY.format(m="June"), user="E1008", thread=lone, today=TODAY)
+    assert not await _prefetched(redis, lone, timeout_s=2.0)
+    for user, month in (("E1002", "August"), ("E1003", "September"), ("E1004", "June")):
+        thread = new_thread_id()
+        await ask(PAY.format(m=month), user=user, thread=thread, today=TODAY)
+        row = await ask(ATTENDANCE, user=user, thread=thread, today=TODAY)
+        assert row["intent"] == "attendance"
+
+    thread = new_thread_id()
+    await ask(PAY.format(m="March"), user="E1009", thread=thread, today=TODAY)
+    assert await _prefetched(redis, thread)
+    row = await ask(ATTENDANCE, user="E1009", thread=thread, today=TODAY)
+    att = backend.get("/attendance", params={"employee": "E1009", "month": "2026-03"}).json()
+    assert [t["cache"] for t in row["tools"]] == ["next_turn"]
+    assert f"{att['present_days']} of {att['working_days']}" in row["answer"]
+    assert row["next_turn"] == {"offered": 1, "used": 1, "wasted": 0}
+
+    # Switched off: nothing starts after the answer.
+    off = new_thread_id()
+    await ask(PAY.format(m="August"), user="E1010", thread=off, today=TODAY, next_turn_enabled=False)
+    assert not await _prefetched(redis, off, timeout_s=2.5)
+    await redis.aclose()
+
+
+async def test_a_prefetch_nobody_asked_for_is_counted_as_wasted(ask, fresh_cache, settings):
+    redis = Redis.from_url(settings.redis)
+    await _forget_what_was_learned(redis)
+    for user in ("E1002", "E1003", "E1004"):
+        thread = new_thread_id()
+        await ask(PAY.format(m="October"), user=user, thread=thread, today=TODAY)
+        await ask(ATTENDANCE, user=user, thread=thread, today=TODAY)
+    thread = new_thread_id()
+    await ask(PAY.format(m="September"), user="E1011", thread=thread, today=TODAY)
+    assert await _prefetched(redis, thread)
+    row = await ask("When do we get paid?", user="E1011", thread=thread, today=TODAY)
+    assert row["route"] == "faq" and row["next_turn"] == {"offered": 1, "used": 0, "wasted": 1}
+    await redis.aclose()

@@ -1,0 +1,22 @@
+from graph.executor import signature
+from graph.next_turn import account
+
+
+def _result(name, args, cache):
+    return {"id": name, "name": name, "args": args, "ok": True, "data": {}, "error": None, "ms": 1.0, "cache": cache}
+
+
+def test_a_cache_hit_on_a_call_the_last_turn_prefetched_is_reported_as_served_by_it():
+    args = {"employee": "E1001", "month": "2026-10"}
+    offered = {"offered": [signature("attendance", args)], "used": 0, "wasted": 1}
+    results, counts = account(offered, [_result("attendance", args, "hit"),
+                                        _result("weather", {"city": "Rome", "date": "2026-11-30"}, "hit")])
+    assert [r["cache"] for r in results] == ["next_turn", "hit"]  # the weather hit came from elsewhere
+    assert (counts["used"], counts["wasted"]) == (1, 0)
+
+
+def test_a_prefetched_call_for_another_month_is_wasted_and_the_real_call_is_not_mislabelled():
+    offered = {"offered": [signature("attendance", {"employee": "E1001", "month": "2026-10"})], "used": 0,
+               "wasted": 1}
+    results, counts = account(offered, [_result("attendance", {"employee": "E1001", "month": "2026-09"}, "miss")])
+    assert results[0]["cache"] == "miss" and (counts["used"], counts["wasted"]) == (0, 1)
