@@ -45,7 +45,8 @@ def table(s: dict[str, Any]) -> str:
         n = s["next_turn"]
         share = "-" if n["served_share"] is None else f"{n['served_share']:.0%}"
         lines.append(f"next-turn prefetch: {share} of {n['later_personal_requests']} later personal requests served "
-                     f"from it; calls used {n['used']}, wasted {n['wasted']} ({n['wasted_per_session']:.2f} per session)")
+                     f"from it; calls used {n['used']}, wasted {n['wasted']} "
+                     f"({n['wasted_per_session']:.2f} per session)")
     if "cold_first_request_ms" in s:
         lines.append(f"first request after start {_fmt(s['cold_first_request_ms'])} ms, the same again "
                      f"{_fmt(s['warm_first_request_ms'])} ms (cold/warm {_fmt(s['cold_over_warm'], 2)})")
