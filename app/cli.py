@@ -79,7 +79,7 @@ def _bench(ns: argparse.Namespace) -> int:
     if ns.accuracy_only:
         return asyncio.run(accuracy_only(out=ns.out))
 
-    return asyncio.run(bench_main(quick=ns.quick, out=ns.out, load_sessions=ns.sessions))
+    return asyncio.run(bench_main(quick=ns.quick, out=ns.out, load_sessions=ns.sessions, repeats=ns.repeats))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="benchmark against the plain agent")
     b.add_argument("--quick", action="store_true")
     b.add_argument("--out", default="bench-results")
+    b.add_argument("--repeats", type=int, default=1, help="ablation rounds (each with cold caches); more rounds "
+                   "narrow the slowdown's 95%% interval")
     b.add_argument("--contention", action="store_true",
                    help="router decision time idle vs while vLLM decodes (the 2-core fight)")
     b.add_argument("--threads", type=int, default=None, help="with --contention: encoder threads to try")

@@ -44,7 +44,8 @@ WARM_QUESTIONS = ("When is payday?", "How many leave days do I have left?")  # F
 async def warm() -> None:
     """Everything the first request needs, before the server says it is ready: the graph (embedding
     thread, router, date parser, language detector), the checkpointer, the Redis pools, the backend
-    connection and the templates, by answering two questions on a throwaway thread.
+    connection and the templates, by answering two questions on a throwaway thread; and vLLM's prefix
+    cache, by sending each LLM prompt's static part once.
     """
     from app.ask import new_thread_id, run_turn
     from graph.context import Context
@@ -57,10 +58,31 @@ async def warm() -> None:
             if row.get("error"):
                 log.warning("warm-up question %r failed: %s", q, row["error"])
         await rate_limit().limiter.storage.check()  # the limiter's Redis connection
+        await warm_prefix_cache()
     except Exception:  # a service down at start: serve anyway (each path has its own fallback), and say so
         log.exception("warm-up did not complete; serving cold")
     finally:
         READY.set()
+
+
+async def warm_prefix_cache() -> None:
+    """Send the planner's, the answer writer's and the writing prompts once (one token each), so the first
+    LLM request finds their static prefix (rules and tool schemas) in vLLM's prefix cache.
+    """
+    import httpx
+    from langchain_core.messages import convert_to_openai_messages
+
+    from graph.prompts import answer_messages, planner_messages, writing_messages
+
+    settings = get_settings()
+    profile, today = {"id": "E0000"}, "2026-01-01"
+    prompts = [planner_messages(profile, today, [], "warm-up"), answer_messages(profile, today, [], "warm-up", ""),
+               writing_messages(profile, today, [], "warm-up")]
+    headers = {"authorization": f"Bearer {settings.vllm_api_key}"} if settings.vllm_api_key else {}
+    async with httpx.AsyncClient(base_url=settings.llm_url, timeout=60, headers=headers) as client:
+        for messages in prompts:
+            body = {"model": settings.vllm_model, "max_tokens": 1, "messages": convert_to_openai_messages(messages)}
+            (await client.post("/chat/completions", json=body)).raise_for_status()
 
 
 @lru_cache

@@ -74,3 +74,22 @@ def faq_precision_recall(rows: list[dict[str, Any]]) -> dict[str, float]:
 def ratio(a: float, b: float) -> float:
     """A / b, NaN when b is zero or missing."""
     return a / b if b and not math.isnan(b) else math.nan
+
+
+def paired_ratio_ci(ref: dict[str, float], var: dict[str, float], reps: int = 2000,
+                    seed: int = 0) -> tuple[float, float]:
+    """95% bootstrap interval of mean(var) / mean(ref) over the items both measured (resampled in pairs).
+
+    An ablation's slowdown whose interval contains 1.0 is not separated from noise by this run.
+    """
+    import random
+
+    keys = sorted(set(ref) & set(var))
+    if len(keys) < 2:
+        return math.nan, math.nan
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(reps):
+        pick = [rng.choice(keys) for _ in keys]
+        ratios.append(sum(var[k] for k in pick) / max(1e-9, sum(ref[k] for k in pick)))
+    return percentile(ratios, 2.5), percentile(ratios, 97.5)

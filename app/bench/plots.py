@@ -50,11 +50,15 @@ def table(s: dict[str, Any]) -> str:
     if "cold_first_request_ms" in s:
         lines.append(f"first request after start {_fmt(s['cold_first_request_ms'])} ms, the same again "
                      f"{_fmt(s['warm_first_request_ms'])} ms (cold/warm {_fmt(s['cold_over_warm'], 2)})")
-    lines.append("\n| ablation (switched off) | mean ms | slowdown | accuracy |\n|---|---|---|---|")
+    lines.append("\n| ablation (switched off) | mean ms | p95 ms | slowdown (95% interval) | accuracy |"
+                 "\n|---|---|---|---|---|")
     ref = s["ablation_reference"]
-    lines.append(f"| (none: optimized) | {_fmt(ref['mean_ms'])} | 1.00x | {ref['accuracy']:.1%} |")
+    lines.append(f"| (none: optimized) | {_fmt(ref['mean_ms'])} | {_fmt(ref['p95_ms'])} | 1.00x "
+                 f"| {ref['accuracy']:.1%} |")
     for name, a in s["ablation"].items():
-        lines.append(f"| {name} | {_fmt(a['mean_ms'])} | {_fmt(a['slowdown'], 2)}x | {a['accuracy']:.1%} |")
+        lo, hi = a.get("slowdown_ci95") or (math.nan, math.nan)
+        lines.append(f"| {name} | {_fmt(a['mean_ms'])} | {_fmt(a['p95_ms'])} | {_fmt(a['slowdown'], 2)}x "
+                     f"({_fmt(lo, 2)}-{_fmt(hi, 2)}) | {a['accuracy']:.1%} |")
     p = s["probes"]
     if "heldout_slice" in s:
         h = s["heldout_slice"]
@@ -84,7 +88,7 @@ def table(s: dict[str, Any]) -> str:
 
 
 def write_all(result: dict[str, Any], out: Path) -> None:
-    """Latency CDF, per-node breakdown, ablation and load plots."""
+    """Latency CDF, per-node breakdown, ablation, load, and accuracy against latency."""
     rows, s = result["rows"], result["summary"]
     fig, ax = plt.subplots(figsize=(7, 4))
     for v, color in COLORS.items():
@@ -134,4 +138,20 @@ def write_all(result: dict[str, Any], out: Path) -> None:
     axes[1].set(title="p95 latency under load", ylabel="s")
     fig.tight_layout()
     fig.savefig(out / "load.png", dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for v, color in COLORS.items():  # the three systems, on the whole workload
+        ax.scatter(s[v]["mean_ms"] / 1000, s[v]["accuracy"] * 100, color=color, s=60, label=v, zorder=3)
+    points = {"optimized (ablation ref.)": s["ablation_reference"], **s["ablation"]}
+    for name, a in points.items():  # each technique off, on the ablation slice
+        ax.scatter(a["mean_ms"] / 1000, a["accuracy"] * 100, color="#7f8c8d", marker="x", zorder=2)
+        ax.annotate(name, (a["mean_ms"] / 1000, a["accuracy"] * 100), fontsize=7, xytext=(4, 2),
+                    textcoords="offset points")
+    ax.set(xscale="log", xlabel="mean latency (s, log)", ylabel="accuracy (%)", ylim=(0, 105),
+           title="Accuracy against latency (systems; x: ablation variants)")
+    ax.legend(loc="lower left")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "accuracy_latency.png", dpi=120)
     plt.close(fig)

@@ -181,7 +181,8 @@ async def accuracy_only(out: str = "bench-results") -> int:
     return 0
 
 
-async def main(quick: bool = False, out: str = "bench-results", load_sessions: int = 8) -> int:  # noqa: C901
+async def main(quick: bool = False, out: str = "bench-results", load_sessions: int = 8,  # noqa: C901
+               repeats: int = 1) -> int:
     """Run everything and write the results."""
     settings = get_settings()
     services.up(settings)
@@ -199,7 +200,8 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     variants = ["baseline", "create_agent", "optimized"]
     rows: list[dict[str, Any]] = []
     before = probes.vllm_counters(settings.llm_url)
-    bar = tqdm(total=len(items) * len(variants) + len(abl_items) * (len(ABLATIONS) + 1), desc="bench", unit="req")
+    bar = tqdm(total=len(items) * len(variants) + repeats * len(abl_items) * (len(ABLATIONS) + 1), desc="bench",
+               unit="req")
     for i, item in enumerate(items):  # interleaved: machine drift hits every variant alike
         for variant in variants[i % 3:] + variants[:i % 3]:
             row = await runner.run(variant, item)
@@ -245,20 +247,27 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
                               for v in variants} for k in sorted({r["kind"] for r in rows})}
 
     # Ablation: each technique off in turn, interleaved per item, each with its own (cold) cache.
+    # Each round runs every variant again with new (cold) caches; the slowdown's interval says whether the
+    # difference stands out from the noise of this run.
     abl_rows: list[dict[str, Any]] = []
     names = ["optimized", *ABLATIONS]
-    for i, item in enumerate(abl_items):
-        for name in names[i % len(names):] + names[:i % len(names)]:
-            row = await runner.run(f"abl_{name}", item, ABLATIONS.get(name))
-            abl_rows.append({**row, "variant": name})
-            bar.update()
+    for rnd in range(repeats):
+        for i, item in enumerate(abl_items):
+            for name in names[(i + rnd) % len(names):] + names[:(i + rnd) % len(names)]:
+                row = await runner.run(f"abl{rnd}_{name}", item, ABLATIONS.get(name))
+                abl_rows.append({**row, "variant": name, "round": rnd})
+                bar.update()
     bar.close()
     ref = summarize([r for r in abl_rows if r["variant"] == "optimized"])
-    summary["ablation_reference"] = ref
+    summary["ablation_reference"] = {**ref, "rounds": repeats}
     summary["ablation"] = {}
+    by_item = {name: {f"{r['round']}:{r['id']}": r["total_ms"] for r in abl_rows if r["variant"] == name}
+               for name in names}
     for name in ABLATIONS:
         s = summarize([r for r in abl_rows if r["variant"] == name])
-        summary["ablation"][name] = {**s, "slowdown": metrics.ratio(s["mean_ms"], ref["mean_ms"])}
+        lo, hi = metrics.paired_ratio_ci(by_item["optimized"], by_item[name])
+        summary["ablation"][name] = {**s, "slowdown": metrics.ratio(s["mean_ms"], ref["mean_ms"]),
+                                     "slowdown_ci95": [lo, hi]}
     if settings.local_vllm and not quick:
         summary["ablation"]["no_speculative"] = await speculative_ablation(settings, runner, abl_items, ref)
 
@@ -276,6 +285,7 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
                        for v in ("baseline", "optimized")}
     result = {"summary": summary, "rows": rows, "ablation_rows": abl_rows,
               "config": {"quick": quick, "items": len(items), "ablation_items": len(abl_items),
+                         "ablation_rounds": repeats,
                          "context": asdict(Context(today=TODAY.isoformat())), "model": settings.vllm_model,
                          "llm_url": settings.llm_url}}
     (out_dir / "results.json").write_text(json.dumps(result, indent=2, default=_json_default))

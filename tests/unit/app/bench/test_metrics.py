@@ -46,3 +46,16 @@ def test_faq_precision_and_recall():
             {"route": "llm", "expect_routes": ["llm"], "correct": True}]
     pr = faq_precision_recall(rows)
     assert pr["precision"] == 0.5 and pr["recall"] == 0.5 and pr["shortcuts"] == 2
+
+
+def test_paired_ratio_interval_separates_a_real_slowdown_from_noise():
+    from app.bench.metrics import paired_ratio_ci
+
+    ref = {f"i{k}": 100.0 + 10 * (k % 3) for k in range(12)}
+    slower = {k: 2 * v for k, v in ref.items()}
+    lo, hi = paired_ratio_ci(ref, slower)
+    assert 1.99 < lo <= hi < 2.01  # every pair doubled: a tight interval at 2
+    noisy = {k: v * (1.3 if i % 2 else 0.7) for i, (k, v) in enumerate(ref.items())}
+    lo, hi = paired_ratio_ci(ref, noisy)
+    assert lo < 1.0 < hi  # half faster, half slower: not separated from 1
+    assert all(x != x for x in paired_ratio_ci({"a": 1.0}, {"a": 2.0}))  # one pair: no interval (NaN)
