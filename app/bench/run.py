@@ -95,6 +95,22 @@ class Runner:
                 **scored}
 
 
+def interleaved(items: list[Item]) -> list[Item]:
+    """Sessions taken in turn, one request each, as users who read and type between their questions do:
+    a session's next question comes after other people's, never straight after its own answer.
+    """
+    queues: dict[str, list[Item]] = {}
+    for it in items:
+        queues.setdefault(it.session, []).append(it)
+    out: list[Item] = []
+    while queues:
+        for session in list(queues):
+            out.append(queues[session].pop(0))
+            if not queues[session]:
+                del queues[session]
+    return out
+
+
 def next_turn_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Next-turn prefetch: calls used and wasted, and the share of later personal requests it served."""
     personal = {name for name, spec in TOOLS.items() if spec.personal}
@@ -162,12 +178,21 @@ async def accuracy_only(out: str = "bench-results") -> int:
     services.up(settings)
     deps = await build_deps(settings)
     runner = Runner(deps, run_id=str(int(time.time())))
-    rows = [await runner.run("optimized", item) for item in tqdm(load(), desc="accuracy", unit="req")]
+    rows = []
+    for item in tqdm(interleaved(load()), desc="accuracy", unit="req"):
+        row = await runner.run("optimized", item)
+        found = await floors.floor_ms(runner._deps_for("optimized"), row, item.user, settings.llm_url,
+                                      settings.vllm_model)
+        row["floor_kind"], row["floor_ms"] = found if found else (None, None)
+        rows.append(row)
     held = [r for r in rows if r["kind"] == "heldout"]
     main_rows = [r for r in rows if r["kind"] != "heldout"]
     summary = {"main_workload": summarize(main_rows), "heldout_slice": summarize(held)}
     summary["accuracy_gap_points"] = round(100 * (summary["main_workload"]["accuracy"]
                                                   - summary["heldout_slice"]["accuracy"]), 1)
+    summary.update(floor_ratio=floors.floor_summary(rows), compound=floors.compound_ttft(rows),
+                   next_turn=next_turn_summary(rows),
+                   faq_route_p95_ms=metrics.percentile([r["total_ms"] for r in rows if r["route"] == "faq"], 95))
     misses = [{k: r[k] for k in ("kind", "q", "route", "answer")} for r in rows if not r["correct"]]
     Path(out).mkdir(parents=True, exist_ok=True)
     (Path(out) / "accuracy.json").write_text(json.dumps({"summary": summary, "misses": misses}, indent=2))
@@ -176,6 +201,7 @@ async def accuracy_only(out: str = "bench-results") -> int:
             print(f"{name:14s} n={s['n']:3d} accuracy {s['accuracy']:.1%}  mean {s['mean_ms']:,.0f} ms  "
                   f"p95 {s['p95_ms']:,.0f} ms  LLM calls/request {s['llm_calls_per_request']:.2f}")
     print(f"gap {summary['accuracy_gap_points']} points; misses in {Path(out) / 'accuracy.json'}")
+    print(f"FAQ route p95 {summary['faq_route_p95_ms']:.1f} ms" + plots.optimized_lines(summary))
     await deps.tools.aclose()
     await deps.redis.aclose()
     return 0

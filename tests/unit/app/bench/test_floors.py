@@ -58,3 +58,12 @@ def test_next_turn_summary_counts_later_personal_requests_of_each_session():
     s = next_turn_summary(rows)
     assert s["later_personal_requests"] == 2 and s["served_share"] == 0.5
     assert (s["used"], s["wasted"], s["sessions"]) == (1, 1, 3)
+
+
+def test_sessions_are_interleaved_so_a_turn_never_follows_its_own_answer_at_once():
+    from app.bench.run import interleaved
+    from app.bench.workload import Item
+
+    items = [Item(f"{s}.{t}", s, t, "E1001", f"{s}{t}", "session", ["template"]) for s, n in
+             (("a", 3), ("b", 1), ("c", 2)) for t in range(n)]
+    assert [i.id for i in interleaved(items)] == ["a.0", "b.0", "c.0", "a.1", "c.1", "a.2"]
