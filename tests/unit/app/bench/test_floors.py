@@ -67,3 +67,4 @@ def test_sessions_are_interleaved_so_a_turn_never_follows_its_own_answer_at_once
     items = [Item(f"{s}.{t}", s, t, "E1001", f"{s}{t}", "session", ["template"]) for s, n in
              (("a", 3), ("b", 1), ("c", 2)) for t in range(n)]
     assert [i.id for i in interleaved(items)] == ["a.0", "b.0", "c.0", "a.1", "c.1", "a.2"]
+    assert [i.id for i in interleaved(items, window=2)] == ["a.0", "b.0", "a.1", "c.0", "a.2", "c.1"]
