@@ -88,7 +88,8 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
                     "error": None}
         async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
                                                run_config(thread, user), context=ctx,
-                                               stream_mode=["custom", "updates", "values"]):
+                                               stream_mode=["custom", "updates", "values"],
+                                               durability=get_settings().checkpoint_durability):
             if mode == "custom" and "answer_delta" in chunk:
                 ttft = ttft if ttft is not None else (time.perf_counter() - t0) * 1000
                 if on_delta:

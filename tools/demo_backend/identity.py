@@ -33,8 +33,14 @@ _DUMMY_HASH = HASHER.hash("not a password anyone has")
 
 
 def credentials_file(db_path: Path) -> Path:
-    """Where the demo passwords are written for the operator (`make run` points at it)."""
-    return db_path.parent / "demo-credentials.json"
+    """Where a demo database's passwords are written for the operator (`make run` points at the backend's).
+
+    One file per database: another copy built in the same folder (the benchmark's facts) must never
+    overwrite the passwords of the database the backend serves.
+    """
+    if db_path.stem == "demo-backend":
+        return db_path.parent / "demo-credentials.json"
+    return db_path.with_name(f"{db_path.stem}-credentials.json")
 
 
 def issue_passwords(con: sqlite3.Connection, ids: list[str], db_path: Path) -> None:
