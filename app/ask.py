@@ -105,15 +105,15 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
                 "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
                 "error": f"Something went wrong while answering ({type(exc).__name__}); please try again."}
     total = (time.perf_counter() - t0) * 1000
+    nxt = final.get("next_turn") or {}
     out = {**row, "answer": final.get("answer", ""), "route": final.get("route"),
             "intent": final.get("intent"), "answered_by": final.get("answered_by"), "faq": final.get("faq"),
             "router": final.get("router") or {},
             "tools": [{"name": r["name"], "args": r["args"], "ms": r["ms"], "cache": r["cache"], "ok": r["ok"],
                        "error": r["error"]} for r in final.get("results") or []],
             "prefetch": final.get("prefetch") or {}, "llm_calls": final.get("llm_calls", 0),
-            "next_turn": {"offered": len((final.get("next_turn") or {}).get("offered") or []),
-                          "used": (final.get("next_turn") or {}).get("used", 0),
-                          "wasted": (final.get("next_turn") or {}).get("wasted", 0)},
+            "next_turn": {"offered": len(nxt.get("offered") or []), "used": nxt.get("used", 0),
+                          "wasted": nxt.get("wasted", 0)},
             "timings_ms": {k: round(v, 1) for k, v in (final.get("timings_ms") or {}).items()},
             "total_ms": round(total, 1), "ttft_ms": round(ttft, 1) if ttft is not None else None,
             "error": final.get("error")}

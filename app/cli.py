@@ -71,7 +71,7 @@ def _calibrate(ns: argparse.Namespace) -> int:
 
 
 def _bench(ns: argparse.Namespace) -> int:
-    from app.bench.run import accuracy_only, contention
+    from app.bench.focused import accuracy_only, contention
     from app.bench.run import main as bench_main
 
     if ns.contention:

@@ -17,7 +17,7 @@ from graph.kit import context_of, current_context, emit, emit_chunked, normalize
 from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn, account
 from graph.prompts import answer_messages, planner_messages, writing_messages
-from graph.pruning import history_of, prune
+from graph.pruning import prompt_history
 from graph.replies import OUT_OF_SCOPE, not_in_handbook, refusal
 from graph.slots import fill_slots, refers_back, settle_leave_type
 from graph.state import RESET, Part, State
@@ -147,23 +147,16 @@ class Nodes:
     async def prefetch_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Start likely, cheap, idempotent tools now; planning with the LLM takes seconds."""
         ctx = context_of(runtime)
-        predicted = [(c["name"], c["args"]) for c in self._expected_calls(state) if not c["depends_on"]]
+        calls = templates.expected_calls(state.get("parts"), state["slots"], state["user"])
+        predicted = [(c["name"], c["args"]) for c in calls if not c["depends_on"]]
         started = Prefetcher.start(state["turn_id"], self.deps, predicted, state["user"], ctx)
         return {"prefetch": {"started": started, "used": 0, "wasted": 0}}
-
-    def _expected_calls(self, state: State) -> list[Any]:
-        """The calls the router's intents imply (the handbook for a question it could not place)."""
-        parts = state.get("parts") or [Part(intent="policy_lookup", slots=state["slots"])]
-        calls = []
-        for part in parts:
-            calls += templates.instantiate(part["intent"], part["slots"], state["user"]) or []
-        return calls
 
     @timed
     async def plan_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """LLM tool plan with structured outputs, repaired by slot filling."""
         ctx = context_of(runtime)
-        history = self._history(state, ctx)
+        history = prompt_history(state.get("messages") or [], state["question"], ctx)
         question = state["question"]
         if state.get("results"):  # a later round: show what failed so the model can re-plan
             question += "\n\nEarlier tool results:\n" + llm.results_text(state["results"])
@@ -179,7 +172,7 @@ class Nodes:
             hinted = set((state.get("router") or {}).get("hinted_tools", [])) | {"kb_search"}
             plan = [c for c in plan if c["name"] in hinted]
             plan = [c for c in plan if all(d in {p["id"] for p in plan} for d in c["depends_on"])]
-        for call in self._expected_calls(state):  # what the router placed is kept
+        for call in templates.expected_calls(state.get("parts"), state["slots"], state["user"]):  # the router's: kept
             if all(c["name"] != call["name"] for c in plan):
                 plan.append(call)
         return {"plan": plan, "llm_calls": state.get("llm_calls", 0) + 1,
@@ -255,7 +248,7 @@ class Nodes:
         """The LLM writes: free-writing requests, and answers from tool results when templates are off."""
         ctx = context_of(runtime)
         results = state.get("results") or []
-        history = self._history(state, ctx)
+        history = prompt_history(state.get("messages") or [], state["question"], ctx)
         if state.get("intent") == "free_writing":
             messages = writing_messages(state["profile"], today_of(ctx).isoformat(), history, state["question"])
         else:
@@ -277,14 +270,6 @@ class Nodes:
         return {"messages": [AIMessage(state["answer"])]}
 
     # ------------------------------------------------------------------ helpers
-    def _history(self, state: State, ctx: Context) -> list:
-        history = history_of(state.get("messages") or [])
-        if ctx.pruning_enabled:
-            history = prune(history, state["question"], ctx.history_keep_turns, ctx.history_relevant_turns)
-        # Every message is capped, so one long turn cannot crowd the model's context window.
-        return [m if len(str(m.content)) <= 1500 else m.model_copy(update={"content": str(m.content)[:1500] + "…"})
-                for m in history]
-
     def _said(self, state: State, answer: str, how: str) -> dict[str, Any]:
         """Stream an answer written without the LLM (what call_tools already streamed is not repeated)."""
         parts = state.get("parts") or []

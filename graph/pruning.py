@@ -12,6 +12,8 @@ import re
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 
+from graph.context import Context
+
 _WORD = re.compile(r"[a-z0-9]{3,}")
 _STOP = {"the", "and", "for", "what", "how", "can", "you", "your", "with", "that", "this", "are", "was",
          "does", "did", "have", "about", "from", "when", "which", "will", "would", "there", "please"}
@@ -57,3 +59,14 @@ def history_of(messages: list[AnyMessage]) -> list[AnyMessage]:
     """Prior conversation: every human/AI message before the current (last) question."""
     prior = messages[:-1] if messages and isinstance(messages[-1], HumanMessage) else list(messages)
     return [m for m in prior if isinstance(m, HumanMessage | AIMessage)]
+
+
+def prompt_history(messages: list[AnyMessage], question: str, ctx: Context) -> list[AnyMessage]:
+    """The conversation as a prompt shows it: pruned by relevance when enabled, each message capped, so one
+    long turn cannot crowd the model's context window.
+    """
+    history = history_of(messages)
+    if ctx.pruning_enabled:
+        history = prune(history, question, ctx.history_keep_turns, ctx.history_relevant_turns)
+    return [m if len(str(m.content)) <= 1500 else m.model_copy(update={"content": str(m.content)[:1500] + "…"})
+            for m in history]

@@ -141,6 +141,14 @@ def plan_parts(parts: list[Part], user: str) -> list[ToolCall] | None:
     return plan
 
 
+def expected_calls(parts: list[Part] | None, slots: dict[str, Any], user: str) -> list[ToolCall]:
+    """The calls the router's intents imply (the handbook for a question it could not place)."""
+    calls: list[ToolCall] = []
+    for part in parts or [Part(intent="policy_lookup", slots=slots)]:
+        calls += instantiate(part["intent"], part["slots"], user) or []
+    return calls
+
+
 def render_part(parts: list[Part], i: int, results: list[ToolResult]) -> str | None:
     """One part's answer: its FAQ answer, or its template rendered from its own results."""
     part = parts[i]

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from app.bench.metrics import percentile
 from graph.deps import Deps
 from tools.cache import cache_key
 from tools.registry import INTENTS, TOOLS
@@ -102,8 +103,6 @@ async def floor_ms(deps: Deps, row: dict[str, Any], user: str, llm_url: str, mod
 
 def floor_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per floor kind: how many rows, and median and p95 of latency over floor."""
-    from app.bench.metrics import percentile
-
     out: dict[str, dict[str, float]] = {}
     for kind in ("faq", "cache_hit", "template", "llm"):
         ratios = [r["total_ms"] / r["floor_ms"] for r in rows if r.get("floor_kind") == kind and r.get("floor_ms")]
@@ -120,6 +119,4 @@ def compound_ttft(rows: list[dict[str, Any]]) -> dict[str, float]:
         if r.get("router_label") == "compound" and r.get("ttft_ms") and tools:
             ttfts.append(r["ttft_ms"])
             ratios.append(r["ttft_ms"] / min(tools))
-    from app.bench.metrics import percentile
-
     return {"n": len(ratios), "ttft_ms": percentile(ttfts, 50), "ttft_over_fastest_tool": percentile(ratios, 50)}

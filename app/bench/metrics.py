@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -82,8 +83,6 @@ def paired_ratio_ci(ref: dict[str, float], var: dict[str, float], reps: int = 20
 
     An ablation's slowdown whose interval contains 1.0 is not separated from noise by this run.
     """
-    import random
-
     keys = sorted(set(ref) & set(var))
     if len(keys) < 2:
         return math.nan, math.nan

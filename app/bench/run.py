@@ -24,6 +24,7 @@ from app import services
 from app.ask import run_turn
 from app.bench import coldstart, floors, metrics, plots, probes
 from app.bench.baseline import build_plain_agent, run_create_agent
+from app.bench.sessions import next_turn_summary
 from app.bench.workload import TODAY, Item, load
 from app.bench.workload import quick as quick_slice
 from app.router_train import load_split
@@ -32,7 +33,6 @@ from app.settings import get_settings
 from graph.context import Context
 from graph.graph import build_graph
 from tools.cache import ToolCache
-from tools.registry import TOOLS
 
 log = logging.getLogger(__name__)
 SHORTCUTS = ["faq_enabled", "templates_enabled", "parallel_enabled", "cache_enabled", "prefetch_enabled",
@@ -94,42 +94,13 @@ class Runner:
                 "next_turn": row.get("next_turn") or {},
                 **scored}
 
-
-def interleaved(items: list[Item], window: int = 4) -> list[Item]:
-    """Sessions as users hold them: a few at a time (`window`), taken in turn, one request each, so a
-    session's next question comes after other people's, never straight after its own answer; when one
-    ends, the next session starts. Sessions still start one after another, as over a working day.
-    """
-    waiting: dict[str, list[Item]] = {}
-    for it in items:
-        waiting.setdefault(it.session, []).append(it)
-    pending = list(waiting)
-    active: list[str] = []
-    out: list[Item] = []
-    while pending or active:
-        while pending and len(active) < window:
-            active.append(pending.pop(0))
-        for session in list(active):
-            out.append(waiting[session].pop(0))
-            if not waiting[session]:
-                active.remove(session)
-    return out
-
-
-def next_turn_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Next-turn prefetch: calls used and wasted, and the share of later personal requests it served."""
-    personal = {name for name, spec in TOOLS.items() if spec.personal}
-    later: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for r in rows:  # rows are in order; a session's first request has nothing before it
-        if r["session"] in seen and any(t["name"] in personal for t in r["tools"] or []):
-            later.append(r)
-        seen.add(r["session"])
-    served = [r for r in later if any(t.get("cache") == "next_turn" for t in r["tools"] or [])]
-    used = sum((r.get("next_turn") or {}).get("used", 0) for r in rows)
-    wasted = sum((r.get("next_turn") or {}).get("wasted", 0) for r in rows)
-    return {"used": used, "wasted": wasted, "sessions": len(seen), "wasted_per_session": wasted / max(1, len(seen)),
-            "later_personal_requests": len(later), "served_share": len(served) / len(later) if later else None}
+    async def run_measured(self, variant: str, item: Item) -> dict[str, Any]:
+        """One scored row followed by its floor probe, on the same machine state (`app/bench/floors.py`)."""
+        row = await self.run(variant, item)
+        settings = get_settings()
+        found = await floors.floor_ms(self._deps_for(variant), row, item.user, settings.llm_url, settings.vllm_model)
+        row["floor_kind"], row["floor_ms"] = found or (None, None)
+        return row
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -139,6 +110,13 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {**lat, "ttft_ms": metrics.percentile(ttft, 50), "accuracy": sum(r["correct"] for r in rows) / len(rows),
             "llm_calls_per_request": sum(r["llm_calls"] or 0 for r in rows) / len(rows),
             "errors": sum(1 for r in rows if r.get("error"))}
+
+
+def optimized_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the optimized graph's rows say about its floors, compound requests, next-turn prefetch and FAQ tail."""
+    return {"floor_ratio": floors.floor_summary(rows), "compound": floors.compound_ttft(rows),
+            "next_turn": next_turn_summary(rows),
+            "faq_route_p95_ms": metrics.percentile([r["total_ms"] for r in rows if r["route"] == "faq"], 95)}
 
 
 async def load_test(runner: Runner, variant: str, items: list[Item], sessions: int, per_session: int) -> dict[str, Any]:
@@ -157,59 +135,6 @@ async def load_test(runner: Runner, variant: str, items: list[Item], sessions: i
     return {"sessions": sessions, "requests": len(done), "throughput_rps": len(done) / wall,
             "p95_ms": metrics.percentile(lat, 95), "mean_ms": sum(lat) / len(lat),
             "errors": sum(1 for r in done if r.get("error")), "accuracy": sum(r["correct"] for r in done) / len(done)}
-
-
-async def contention(threads: int | None = None) -> int:
-    """Router decisions idle vs while vLLM decodes (`--contention`; `--threads N` overrides TORCH_THREADS)."""
-    settings = get_settings()
-    if threads is not None:
-        settings = settings.model_copy(update={"torch_threads": threads})
-    services.up(settings)
-    deps = await build_deps(settings)
-    questions = [it["q"] for it in load_split("test")][:120]
-    out = await probes.router_under_llm_load(deps, questions, settings.llm_url, settings.vllm_model)
-    print(f"torch threads {settings.torch_threads}: router decision idle p50/p95 {out['idle_p50_ms']:.1f}/"
-          f"{out['idle_p95_ms']:.1f} ms, while vLLM decodes {out['busy_p50_ms']:.1f}/{out['busy_p95_ms']:.1f} ms")
-    await deps.tools.aclose()
-    await deps.redis.aclose()
-    return 0
-
-
-async def accuracy_only(out: str = "bench-results") -> int:
-    """The optimized graph alone on the whole workload: accuracy of the main mix beside the held-out slice,
-    with the misses listed (minutes, not the full benchmark's hour; no plain agent, no ablation).
-    """
-    settings = get_settings()
-    services.up(settings)
-    deps = await build_deps(settings)
-    runner = Runner(deps, run_id=str(int(time.time())))
-    rows = []
-    for item in tqdm(interleaved(load()), desc="accuracy", unit="req"):
-        row = await runner.run("optimized", item)
-        found = await floors.floor_ms(runner._deps_for("optimized"), row, item.user, settings.llm_url,
-                                      settings.vllm_model)
-        row["floor_kind"], row["floor_ms"] = found if found else (None, None)
-        rows.append(row)
-    held = [r for r in rows if r["kind"] == "heldout"]
-    main_rows = [r for r in rows if r["kind"] != "heldout"]
-    summary = {"main_workload": summarize(main_rows), "heldout_slice": summarize(held)}
-    summary["accuracy_gap_points"] = round(100 * (summary["main_workload"]["accuracy"]
-                                                  - summary["heldout_slice"]["accuracy"]), 1)
-    summary.update(floor_ratio=floors.floor_summary(rows), compound=floors.compound_ttft(rows),
-                   next_turn=next_turn_summary(rows),
-                   faq_route_p95_ms=metrics.percentile([r["total_ms"] for r in rows if r["route"] == "faq"], 95))
-    misses = [{k: r[k] for k in ("kind", "q", "route", "answer")} for r in rows if not r["correct"]]
-    Path(out).mkdir(parents=True, exist_ok=True)
-    (Path(out) / "accuracy.json").write_text(json.dumps({"summary": summary, "misses": misses}, indent=2))
-    for name in ("main_workload", "heldout_slice"):
-        s = summary[name]
-        print(f"{name:14s} n={s['n']:3d} accuracy {s['accuracy']:.1%}  mean {s['mean_ms']:,.0f} ms  "
-              f"p95 {s['p95_ms']:,.0f} ms  LLM calls/request {s['llm_calls_per_request']:.2f}")
-    print(f"gap {summary['accuracy_gap_points']} points; misses in {Path(out) / 'accuracy.json'}")
-    print(f"FAQ route p95 {summary['faq_route_p95_ms']:.1f} ms" + plots.optimized_lines(summary))
-    await deps.tools.aclose()
-    await deps.redis.aclose()
-    return 0
 
 
 async def main(quick: bool = False, out: str = "bench-results", load_sessions: int = 8,  # noqa: C901
@@ -235,12 +160,8 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
                unit="req")
     for i, item in enumerate(items):  # interleaved: machine drift hits every variant alike
         for variant in variants[i % 3:] + variants[:i % 3]:
-            row = await runner.run(variant, item)
-            if variant == "optimized":  # its floor, measured right after it on the same machine state
-                found = await floors.floor_ms(runner._deps_for(variant), row, item.user, settings.llm_url,
-                                              settings.vllm_model)
-                row["floor_kind"], row["floor_ms"] = found if found else (None, None)
-            rows.append(row)
+            measure = runner.run_measured if variant == "optimized" else runner.run  # its floor right after it
+            rows.append(await measure(variant, item))
             bar.update()
     after = probes.vllm_counters(settings.llm_url)
     summary: dict[str, Any] = {v: summarize([r for r in rows if r["variant"] == v]) for v in variants}
@@ -261,10 +182,7 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
                            "wasted": wasted, "accuracy": (started - wasted) / started if started else None}
     summary.update({k: cold[k] for k in ("cold_first_request_ms", "warm_first_request_ms", "cold_over_warm")
                     if k in cold})
-    summary["next_turn"] = next_turn_summary(opt_rows)
-    summary["floor_ratio"] = floors.floor_summary(opt_rows)
-    summary["compound"] = floors.compound_ttft(opt_rows)
-    summary["faq_route_p95_ms"] = metrics.percentile([r["total_ms"] for r in opt_rows if r["route"] == "faq"], 95)
+    summary.update(optimized_summary(opt_rows))
     held = [r for r in opt_rows if r["kind"] == "heldout"]
     if held:
         main_rows = [r for r in opt_rows if r["kind"] != "heldout"]

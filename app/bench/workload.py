@@ -16,7 +16,6 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -203,47 +202,10 @@ def generate(seed: int = 7) -> list[Item]:
         # Personal questions come back from the same employee; shared ones from someone else.
         add(session_id("r"), it.user if personal else rng.choice(users), it.q, "repeat", it.expect_routes,
             it.facts, it.forbidden)
+    from app.bench.sessions import personal_sessions  # it reads this module's facts and months
+
     personal_sessions(add, session_id, facts, rng, users)
     return items
-
-
-def personal_sessions(add: Any, session_id: Any, facts: Facts, rng: random.Random, users: list[str]) -> None:
-    """The session slice: an employee looks at their own figures, one question after another, often pointing
-    back at the month just asked about. Which request follows which is drawn from a mix, so a predictor of
-    the next request is right only as often as the mix allows.
-    """
-    def pay(s: str, u: str, month: str, q: str) -> None:
-        add(s, u, q, "session", ["template"], [facts.net(u, month)])
-
-    def attendance(s: str, u: str, month: str, q: str) -> None:
-        a = facts.row("attendance", u, month)
-        add(s, u, q, "session", ["template"], [f"{a['present_days']} of {a['working_days']}"])
-
-    def balance(s: str, u: str) -> None:
-        add(s, u, rng.choice(["And how much leave have I got left?", "how many holiday days remain for me?"]),
-            "session", ["template"], [f"have {facts.remaining(u)} days"])
-
-    for _ in range(12):
-        s, u, month = session_id("p"), rng.choice(users), rng.choice(MONTHS)
-        m = _month_name(month)
-        first = rng.choice(["pay", "pay", "attendance"])
-        if first == "pay":
-            pay(s, u, month, rng.choice([f"What was my net pay in {m}?", f"payslip for {m} please"]))
-        else:
-            attendance(s, u, month, rng.choice([f"How was my attendance in {m}?", f"my attendance record for {m}"]))
-        nxt = rng.choices(["other", "balance", "faq"], weights=[6, 3, 1])[0]
-        if nxt == "other" and first == "pay":
-            attendance(s, u, month, rng.choice(["and how was my attendance in that month?",
-                                                "what about my absences for that same month?"]))
-        elif nxt == "other":
-            pay(s, u, month, rng.choice(["and what did my payslip say for that month?",
-                                         "and my net pay for that same month?"]))
-        elif nxt == "balance":
-            balance(s, u)
-        else:
-            add(s, u, "When do we get paid?", "session", ["faq"], ["25th"])
-        if rng.random() < 0.5 and nxt != "balance":
-            balance(s, u)
 
 
 def faq_routes(faq_id: str) -> list[str]:

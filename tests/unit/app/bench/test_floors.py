@@ -39,32 +39,11 @@ def test_floor_summary_and_compound_first_token():
             {**_row("faq"), "total_ms": 60.0, "floor_kind": "faq", "floor_ms": 20.0},
             {**_row("refused"), "total_ms": 5.0, "floor_kind": None, "floor_ms": None}]
     s = floors.floor_summary(rows)
-    assert s == {"faq": {"n": 2, "median": 2.1, "p95": s["faq"]["p95"]}} and 2.9 < s["faq"]["p95"] <= 3.0
+    assert list(s) == ["faq"] and s["faq"]["n"] == 2 and abs(s["faq"]["median"] - 2.1) < 1e-9
+    assert 2.9 < s["faq"]["p95"] <= 3.0
     compound = [{"router_label": "compound", "ttft_ms": 660.0, "tools": [_tool("leave_balance", ms=600.0),
                                                                         _tool("weather", ms=1200.0)]},
                 {"router_label": "salary", "ttft_ms": 10.0, "tools": [_tool("salary", ms=5.0)]}]
     c = floors.compound_ttft(compound)
     assert c["n"] == 1 and abs(c["ttft_over_fastest_tool"] - 1.1) < 1e-9
 
-
-def test_next_turn_summary_counts_later_personal_requests_of_each_session():
-    from app.bench.run import next_turn_summary
-
-    rows = [{"session": "p1", "tools": [_tool("salary")], "next_turn": {}},
-            {"session": "p1", "tools": [_tool("attendance", cache="next_turn")], "next_turn": {"used": 1, "wasted": 0}},
-            {"session": "p2", "tools": [_tool("salary")], "next_turn": {}},
-            {"session": "p2", "tools": [_tool("leave_balance")], "next_turn": {"used": 0, "wasted": 1}},
-            {"session": "p3", "tools": [], "next_turn": {}}]
-    s = next_turn_summary(rows)
-    assert s["later_personal_requests"] == 2 and s["served_share"] == 0.5
-    assert (s["used"], s["wasted"], s["sessions"]) == (1, 1, 3)
-
-
-def test_sessions_are_interleaved_so_a_turn_never_follows_its_own_answer_at_once():
-    from app.bench.run import interleaved
-    from app.bench.workload import Item
-
-    items = [Item(f"{s}.{t}", s, t, "E1001", f"{s}{t}", "session", ["template"]) for s, n in
-             (("a", 3), ("b", 1), ("c", 2)) for t in range(n)]
-    assert [i.id for i in interleaved(items)] == ["a.0", "b.0", "c.0", "a.1", "c.1", "a.2"]
-    assert [i.id for i in interleaved(items, window=2)] == ["a.0", "b.0", "a.1", "c.0", "a.2", "c.1"]
