@@ -80,11 +80,21 @@ def report(items: list[dict[str, Any]], decided: list[Decision]) -> dict[str, An
         "wrong_shortcuts": len(wrong), "wrong_shortcut_rate": round(len(wrong) / max(1, len(taken)), 4),
         "wrong_shortcut_rate_upper95": round(clopper_pearson_upper(len(wrong), len(taken)), 4),
         "confident_routes": len(confident), "confident_wrong": sum(g != p for g, p in confident),
+        "closest_faq": closest_faq_stats(items, decided),
         "per_route": per_route, "confusion": {g: dict(c) for g, c in sorted(confusion.items())},
         "wrong_examples": [{"q": it["q"], "gold": g, "predicted": p, "path": d.path}
                            for it, d, (g, p, _) in zip(items, decided, pairs, strict=True)
                            if d.path != "llm" and g != p][:20],
     }
+
+
+def closest_faq_stats(items: list[dict[str, Any]], decided: list[Decision]) -> dict[str, Any]:
+    """The full path's closest-FAQ offers: how many, and how many named the item's own entry. An offer to a
+    question that is not an FAQ one counts as not right (the reply frames it as the closest, not the answer).
+    """
+    offers = [(gold(it), d.faq_candidate) for it, d in zip(items, decided, strict=True) if d.faq_candidate]
+    right = sum(g == f"faq:{c}" for g, c in offers)
+    return {"offered": len(offers), "right": right, "precision": round(right / len(offers), 4) if offers else None}
 
 
 async def evaluate(kind: str) -> dict[str, Any]:
@@ -93,6 +103,7 @@ async def evaluate(kind: str) -> dict[str, Any]:
     router = load_router(settings, kind, standalone=True)
     model = router.model
     out: dict[str, Any] = {"model": {k: model.meta.get(k) for k in ("kind", "C", "support_floor", "thresholds",
+                                                                      "faq_fallback",
                                                                       "train_examples", "train_seconds")}}
     for split in ("dev", "test"):
         items = load_split(split)
@@ -116,7 +127,8 @@ async def main(as_json: bool = False, write: bool = False, kinds: tuple[str, ...
                       f"coverage {s['coverage']:.3f}, "
                       f"wrong shortcuts {s['wrong_shortcuts']}/{s['shortcuts']} = {s['wrong_shortcut_rate']:.3%} "
                       f"(95% bound {s['wrong_shortcut_rate_upper95']:.2%}); other confident routes wrong "
-                      f"{s['confident_wrong'] - s['wrong_shortcuts']}")
+                      f"{s['confident_wrong'] - s['wrong_shortcuts']}; closest FAQ offered "
+                      f"{s['closest_faq']['offered']}, right {s['closest_faq']['right']}")
         print(f"shipped: {shipped} (chosen on the dev split)")
     if write:
         slim = {k: {s: {m: v for m, v in r[s].items() if m != "wrong_examples"} if s in ("dev", "test") else v

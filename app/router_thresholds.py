@@ -13,6 +13,10 @@ from graph.router import group_of
 from graph.router_model import RouterModel
 
 MAX_WRONG_RATE = 0.01  # confidently wrong shortcuts allowed, at most, on the dev split
+# The closest FAQ entry offered on the full path (framed as the closest, with where to ask) must be the
+# right entry at least this often on the dev questions the shortcut stepped aside for.
+FALLBACK_MIN_PRECISION = 0.6
+FALLBACK_FLOOR = 0.3  # never offered below this probability, however the dev split falls
 
 
 @dataclass
@@ -77,3 +81,27 @@ def accuracy(results: list[Outcome]) -> float:
     return round(sum(r.top == r.gold for r in results) / max(1, len(results)), 4)
 
 
+
+
+def choose_faq_fallback(model: RouterModel, items: list[dict[str, Any]], vecs: np.ndarray,
+                        thresholds: dict[str, float], floor: float) -> dict[str, Any]:
+    """How sure the router must be of an FAQ entry to offer it on the full path when the shortcut stepped aside.
+
+    Walk the dev items below the shortcut, most probable FAQ entry first; the threshold is the lowest
+    probability at which the entries offered so far are right at least `FALLBACK_MIN_PRECISION` of the time.
+    """
+    below = []
+    for it, vec in zip(items, vecs, strict=True):
+        s = model.score(vec)
+        if s.confidence >= thresholds.get(group_of(s.top), 1.01) and s.support >= floor:
+            continue  # the shortcut (or a sure route) answers these
+        label, p = s.best_faq()
+        if label is not None and p >= FALLBACK_FLOOR:
+            below.append((p, label == it["route"]))
+    below.sort(key=lambda x: -x[0])
+    threshold, right, offered, stats = 1.01, 0, 0, {"offered": 0, "right": 0}
+    for p, ok in below:
+        right, offered = right + ok, offered + 1
+        if right / offered >= FALLBACK_MIN_PRECISION:
+            threshold, stats = p, {"offered": offered, "right": right}
+    return {"threshold": round(threshold, 4), **stats, "below_shortcut": len(below)}

@@ -26,7 +26,14 @@ from typing import Any
 import numpy as np
 import yaml
 
-from app.router_thresholds import MAX_WRONG_RATE, accuracy, choose_thresholds, outcomes, shortcut_stats
+from app.router_thresholds import (
+    MAX_WRONG_RATE,
+    accuracy,
+    choose_faq_fallback,
+    choose_thresholds,
+    outcomes,
+    shortcut_stats,
+)
 from app.settings import ROOT, Settings, get_settings
 from graph.router import Router, group_of
 from graph.router_model import RouterModel
@@ -37,7 +44,7 @@ log = logging.getLogger(__name__)
 DATA = ROOT / "data" / "router"
 FAQ_PATH = ROOT / "data" / "faq.yaml"
 SEED = 7
-RECIPE = "lr-c-grid+supcon-2ep/1"  # bump when training changes in a way that changes the model
+RECIPE = "lr-c-grid+supcon-2ep/2"  # bump when training changes in a way that changes the model
 C_GRID = (1.0, 4.0, 16.0, 64.0)
 SUPPORT_GRID = (0.0, 0.3, 0.4, 0.5)
 # Leave-type FAQ entries state the same facts as the leave_policy tool: one route per meaning.
@@ -159,7 +166,9 @@ def train(kind: str, settings: Settings | None = None, write: bool = True) -> tu
             floor, thresholds, stats = f, th, st
     model.meta = {"kind": kind, "fingerprint": fingerprint(kind, base.name), "seed": SEED, "C": c,
                   "train_examples": len(pairs), "classes": len(model.classes), "support_floor": floor,
-                  "thresholds": thresholds, "dev": {"accuracy": dev_acc, **stats},
+                  "thresholds": thresholds,
+                  "faq_fallback": choose_faq_fallback(model, dev, dev_vecs, thresholds, floor),
+                  "dev": {"accuracy": dev_acc, **stats},
                   "train_seconds": round(time.perf_counter() - t0, 1), "base_model": base.name}
     if write:
         folder = model_dir(settings, kind, base.name)

@@ -11,6 +11,7 @@ class Context:
     """Read by nodes through `runtime.context`; the benchmark flips these one at a time."""
 
     faq_enabled: bool = True  # FAQ early exit
+    faq_fallback_enabled: bool = True  # full path: offer the likely FAQ entry as the closest answer
     templates_enabled: bool = True  # templated plans and answers for known intents
     parallel_enabled: bool = True  # independent tool calls run at once
     progressive_enabled: bool = True  # a compound answer streams each part as soon as its own tools return

@@ -5,8 +5,8 @@ START -> start_turn -> route_question -> answer_faq -> END                      
                                       -> prefetch_tools -> plan_tools -> call_tools -> ...    LLM plans
                                       -> write_answer -> END                      free writing (LLM)
                                       -> refuse -> END                            someone else's data, not English
-compose_answer ends the turn with a named outcome (error, template, partial, handbook_quote,
-not_in_handbook) or hands over to write_answer ("llm") when only the LLM can answer.
+compose_answer ends the turn with a named outcome (error, template, partial, closest_faq,
+handbook_quote, not_in_handbook) or hands over to write_answer ("llm") when only the LLM can answer.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ ANSWER_OUTCOMES: dict[Hashable, str] = {  # keys: graph.state.AnsweredBy
     "error": END,  # the LLM or a service was unreachable: the reason, in one sentence
     "template": END,  # every part rendered from its tools' results
     "partial": END,  # some tools failed: what could be fetched, and what could not
+    "closest_faq": END,  # the likely FAQ entry, offered as the closest answer with where to ask otherwise
     "handbook_quote": END,  # the handbook sentences that answer the question, quoted
     "not_in_handbook": END,  # nothing sure: say so and name where to ask (or what the desk covers)
     "llm": "write_answer",  # templates off, and no quote: the LLM writes from the results

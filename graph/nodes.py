@@ -18,7 +18,7 @@ from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn, account
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
-from graph.replies import OUT_OF_SCOPE, not_in_handbook, refusal
+from graph.replies import OUT_OF_SCOPE, closest_faq, not_in_handbook, refusal
 from graph.slots import fill_slots, refers_back, settle_leave_type
 from graph.state import RESET, Part, State
 from graph.tracing import annotate
@@ -235,6 +235,9 @@ class Nodes:
             if partial := templates.render_partial(parts, results, streamed):
                 return self._said(state, partial, "partial")
             if any(r["name"] == "kb_search" for r in results) or state["route"] == "llm":
+                candidate = (state.get("router") or {}).get("faq_candidate")
+                if ctx.faq_fallback_enabled and candidate in self.deps.faq:  # likely, not sure: offered as such
+                    return self._said(state, closest_faq(self.deps.faq[candidate]), "closest_faq")
                 # Handbook questions are quoted, never paraphrased by a small model; nothing sure: say so.
                 if quote := await extract.quote(state["question"], results, self.deps.embed_many,
                                                 ctx.kb_answer_threshold):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tools.domain import ASK_HR, ASK_IT, EMPLOYEE_ID
+from tools.faq import FaqEntry
 
 OUT_OF_SCOPE = ("I'm Brightmart's help desk: I can answer questions about your pay, attendance and leave, company "
                 f"policies and the handbook, and the weather for your trips. I can't help with that one; for anything "
@@ -29,3 +30,11 @@ def not_in_handbook(results: list[Any]) -> str:
     closest = f' The closest section of the handbook is "{passages[0]["title"]}".' if near else ""
     return (f"I couldn't find a clear answer to that in the Brightmart handbook, so I won't guess.{closest} "
             f"For HR questions ask {ASK_HR}; for IT problems contact {ASK_IT}.")
+
+
+def closest_faq(entry: FaqEntry) -> str:
+    """An FAQ entry the router finds likely but not sure: given as the closest answer, with the question it
+    answers, so a near miss reads as a pointer rather than a claim, and where to ask if it is not the one.
+    """
+    return (f'The closest answer in our FAQ ("{entry.question}"): {entry.answer} If that does not cover your '
+            f"question, ask {ASK_HR} or {ASK_IT}.")

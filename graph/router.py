@@ -63,13 +63,14 @@ class Decision:
     faq_id: str | None = None
     reason: str = ""
     hinted_tools: list[str] = field(default_factory=list)  # tools of intents the model gave some weight
+    faq_candidate: str | None = None  # on the full path: the FAQ entry probable enough to offer as the closest
 
     @property
     def summary(self) -> dict[str, object]:
         """For the state, the trace and the UI."""
         return {"path": self.path, "label": self.label, "confidence": round(self.confidence, 3),
                 "intents": self.intents, "faq_id": self.faq_id, "reason": self.reason,
-                "hinted_tools": self.hinted_tools}
+                "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate}
 
 
 def split_clauses(text: str) -> list[str]:
@@ -121,6 +122,13 @@ class Router:
         threshold = self.model.thresholds.get(group, 1.01)  # a route never calibrated is never taken
         return s.confidence >= threshold and s.support >= self.model.support_floor
 
+    def faq_candidate(self, s: Scores) -> str | None:
+        """The FAQ entry the full path may offer as the closest answer: probable enough on the dev split
+        (`RouterModel.faq_fallback`), though not sure enough for the shortcut.
+        """
+        label, p = s.best_faq()
+        return label[4:] if label is not None and p >= self.model.faq_fallback else None
+
     async def decide(self, question: str, user: str, previous_intents: list[str] | None,
                      faq_enabled: bool = True, templates_enabled: bool = True) -> Decision:
         """The path for one question, from one embedding (more only for the clauses of a compound request)."""
@@ -143,7 +151,7 @@ class Router:
                                 reason="a part is not sure", hinted_tools=hinted_tools(s))
         if not sure:
             return Decision("llm", s.top, s.confidence, reason=f"not sure ({s.confidence:.2f}, {s.support:.2f})",
-                            hinted_tools=hinted_tools(s))
+                            hinted_tools=hinted_tools(s), faq_candidate=self.faq_candidate(s))
         others = {e.upper() for e in EMPLOYEE_ID.findall(question)} - {user.upper()} | named_people(question)
         if is_personal(group) and others:  # the caller's intent, about someone else: refuse
             return Decision("refuse", "other_person", s.confidence, reason=f"asks about {sorted(others)[0]}")
@@ -151,7 +159,8 @@ class Router:
             extra = entities(question) - self.faq_entities.get(s.top[4:], frozenset())
             if extra and self.faq_entities:  # "Is payday on the 15th in Lisbon?": not what the entry says
                 return Decision("llm", s.top, s.confidence, reason=f"names {', '.join(sorted(extra))}, "
-                                "which the FAQ entry does not", hinted_tools=hinted_tools(s))
+                                "which the FAQ entry does not", hinted_tools=hinted_tools(s),
+                                faq_candidate=self.faq_candidate(s))
             if faq_enabled:
                 return Decision("faq", s.top, s.confidence, faq_id=s.top[4:], reason="FAQ entry")
             return Decision("handbook", s.top, s.confidence, reason="FAQ shortcut off")

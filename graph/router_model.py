@@ -26,6 +26,11 @@ class Scores:
     confidence: float  # its probability
     support: float  # cosine similarity to the nearest training example of that label
 
+    def best_faq(self) -> tuple[str | None, float]:
+        """The most probable FAQ entry's label and its probability (whatever the top label is)."""
+        label = max((k for k in self.probs if k.startswith("faq:")), key=self.probs.__getitem__, default=None)
+        return label, (self.probs[label] if label else 0.0)
+
 
 @dataclass
 class RouterModel:
@@ -58,6 +63,13 @@ class RouterModel:
     def thresholds(self) -> dict[str, float]:
         """Per-route confidence thresholds chosen on the dev split."""
         return dict(self.meta.get("thresholds", {}))
+
+    @property
+    def faq_fallback(self) -> float:
+        """How probable the best FAQ entry must be to be offered as the closest answer on the full path
+        (chosen on the dev split; a model trained before it existed never offers one).
+        """
+        return float((self.meta.get("faq_fallback") or {}).get("threshold", 1.01))
 
     @property
     def support_floor(self) -> float:

@@ -16,7 +16,9 @@ LEAVE_TYPES: tuple[str, ...] = get_args(LeaveType)
 LEAVE_SYNONYMS: dict[str, tuple[str, ...]] = {
     "annual": ("annual leave", "annual", "vacation*", "holiday leave", "holidays", "pto", "paid time off"),
     "sick": ("sick*", "illness", "ill", "unwell", "off sick"),
-    "maternity": ("maternity", "pregnan*", "new mum*", "new mom*", "new mother*", "expecting a baby"),
+    # "expecting a baby" names no one: a father says it too ("we're expecting a baby, what does the dad get")
+    "maternity": ("maternity", "pregnan*", "new mum*", "new mom*", "new mother*", "give birth", "giving birth",
+                  "gave birth"),
     "paternity": ("paternity", "partner leave", "new father*", "new dad*", "dad", "dads", "father", "fathers"),
     "parental": ("parental",),
     "bereavement": ("bereavement", "compassionate", "funeral", "death in the family", "passed away", "died"),

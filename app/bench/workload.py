@@ -209,8 +209,10 @@ def generate(seed: int = 7) -> list[Item]:
 
 
 def faq_routes(faq_id: str) -> list[str]:
-    """Routes an FAQ question may take: the FAQ, or the leave_policy template for leave-type entries."""
-    return ["faq", "template"] if faq_id in LEAVE_FAQ else ["faq"]
+    """Routes an FAQ question may take: the FAQ, the leave_policy template for leave-type entries, or the full
+    path when the router steps aside (right only when its answer carries the entry's facts).
+    """
+    return ["faq", "template", "llm"] if faq_id in LEAVE_FAQ else ["faq", "llm"]
 
 
 def _part_facts(part: dict, user: str, facts: Facts, by_id: dict) -> tuple[list[str], list[str]]:

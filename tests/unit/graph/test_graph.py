@@ -72,6 +72,22 @@ async def test_question_the_router_is_unsure_of_plans_with_the_llm_and_invents_n
     assert "Dogs are welcome" not in final["answer"] and "couldn't find a clear answer" in final["answer"]
 
 
+async def test_a_likely_faq_entry_below_the_shortcut_is_offered_as_the_closest_answer(graph_for):
+    plan = json.dumps({"calls": [{"tool": "kb_search", "args": {"query": "x"}}]})
+    deps = make_deps(llm_replies=[plan, plan])
+    deps.router.model.meta["thresholds"]["faq"] = 1.01  # the shortcut is never sure of an FAQ entry here
+    deps.router.model.meta["faq_fallback"] = {"threshold": 0.3}
+    graph = graph_for(deps)
+    final, deltas = await ask(graph, "When is payday?")
+    assert final["route"] == "llm" and final["router"]["faq_candidate"] == "payday"
+    assert final["answered_by"] == "closest_faq" and "".join(deltas) == final["answer"]
+    assert final["answer"].startswith('The closest answer in our FAQ ("When is payday?"): Salaries are paid')
+    assert "MyHR" in final["answer"]  # and where to ask when it is not the one
+    final, _ = await ask(graph, "When is payday?", thread="t2",
+                         ctx=Context(today="2026-11-29", faq_fallback_enabled=False))
+    assert final["answered_by"] != "closest_faq" and "25th" not in final["answer"]
+
+
 async def test_free_writing_streams_the_llms_tokens(graph_for):
     graph = graph_for(make_deps(llm_replies=["Hi team, I am working from home on Friday. Thanks!"]))
     final, deltas = await ask(graph, "Draft a note to my team")

@@ -92,6 +92,35 @@ async def test_test_split_figures(router):
     assert r["coverage"] >= 0.6
 
 
+async def test_closest_faq_offers_on_the_test_split_name_the_right_entry_mostly(router):
+    """Below the shortcut, the full path offers the likely FAQ entry as the closest answer: on phrasing the
+    threshold never saw it must name the question's own entry at least as often as on dev."""
+    items = load_split("test")
+    offers = report(items, await decisions(router, items))["closest_faq"]
+    assert offers["offered"] >= 3, offers
+    assert offers["precision"] >= 0.6, offers
+
+
+def test_the_closest_faq_threshold_is_the_lowest_that_keeps_offers_right():
+    from app.router_thresholds import choose_faq_fallback
+    from graph.router_model import RouterModel
+
+    # faq:a's probability falls with the first coordinate; the first three items are faq:a questions, the
+    # rest are handbook questions that look like it.
+    model = RouterModel(["faq:a", "faq:b", "handbook"], np.array([[4.0, 0.0], [0.0, 0.0], [-4.0, 0.0]]),
+                        np.zeros(3), np.eye(2, dtype=np.float32), ["faq:a", "handbook"], {})
+    xs = [0.9, 0.7, 0.5, 0.3, 0.2, 0.1]
+    vecs = np.array([[x, np.sqrt(1 - x * x)] for x in xs], dtype=np.float32)
+    items = [{"route": r} for r in ["faq:a"] * 3 + ["handbook"] * 3]
+    out = choose_faq_fallback(model, items, vecs, {"faq": 1.01, "handbook": 1.01}, 0.0)
+    p = [model.score(v).best_faq()[1] for v in vecs]
+    assert p == sorted(p, reverse=True) and p[-1] >= 0.3
+    # right so far: 1/1, 2/2, 3/3, 3/4, 3/5 = 0.6 (kept), 3/6 = 0.5 (not): offered down to the fifth
+    assert out["threshold"] == round(p[4], 4) and (out["offered"], out["right"]) == (5, 3)
+    # nothing right: never offered
+    assert choose_faq_fallback(model, items[3:], vecs[3:], {"faq": 1.01}, 0.0)["threshold"] == 1.01
+
+
 def test_splits_are_disjoint():
     def norm(q):
         return " ".join(re.sub(r"[^\w\s]", " ", q.lower()).split())

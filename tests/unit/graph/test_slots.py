@@ -62,6 +62,9 @@ def test_leave_type_synonyms():
     assert leave_type_slot("time off after my father died") == "bereavement"
     assert leave_type_slot("whats my remaining PTO") == "annual"
     assert leave_type_slot("do I get paid if I'm off sick") == "sick"
+    assert leave_type_slot("I'm giving birth in April, how long can I stay home?") == "maternity"
+    # a couple expecting a baby is not a maternity question when the father asks
+    assert leave_type_slot("my wife and I are expecting a baby, how long can I take off as the father") == "paternity"
 
 
 def test_fill_slots_prefers_question_then_conversation_then_profile():
