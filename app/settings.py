@@ -49,8 +49,9 @@ class Settings(BaseSettings):
     # --- app
     embed_backend: Literal["onnx", "torch"] = Field("onnx", description="what runs the in-process encoders: "
                                                     "ONNX Runtime (same vectors, ~4x faster on CPU) or torch")
-    torch_threads: int = Field(0, description="intra-op threads of the in-process encoders; 0 = the library's "
-                                              "default (see `python -m app bench --contention`)")
+    torch_threads: int = Field(1, description="intra-op threads of the in-process encoders (torch or ONNX "
+                               "Runtime); 0 = the library's default, one per core. One leaves vLLM's CPU worker "
+                               "its core: see `python -m app bench --contention --threads N` and the README")
     checkpoint_durability: Literal["exit", "async", "sync"] = Field(
         "exit", description="when a turn's state reaches the checkpointer: once, when the turn ends (a turn cut "
         "short by a crash is lost, and asked again), or after every step; per-step writes cost an FAQ answer "
