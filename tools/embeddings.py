@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 log = logging.getLogger(__name__)
+SMALL_BATCH = 4  # texts embedded on the small session: a question, or the few clauses of a compound request
 
 
 def bundled_model_path() -> str:
@@ -46,9 +47,13 @@ class Embedder:
                else self._model.get_sentence_embedding_dimension())
         self.dim = int(dim or 0)
         self._ort: Any = None
+        self._ort_batch: Any = None
         if backend == "onnx":
             try:
                 self._ort = onnx_session(self._model, self.name, threads)
+                # A question (or a request's few clauses) runs on `threads`, leaving vLLM's CPU worker its
+                # core; a batch (a handbook passage's sentences) is worth every core.
+                self._ort_batch = onnx_session(self._model, self.name, 0) if threads > 0 else self._ort
             except Exception as exc:  # noqa: BLE001 - torch computes the same vectors, only slower
                 log.warning("embeddings on torch: ONNX Runtime not usable for %s (%s)", self.name, exc)
         self.backend = "onnx" if self._ort is not None else "torch"
@@ -62,12 +67,13 @@ class Embedder:
         return np.asarray(vecs, dtype=np.float32)
 
     def _ort_embed(self, texts: list[str]) -> np.ndarray:
+        session = self._ort if len(texts) <= SMALL_BATCH else self._ort_batch
         out = []
         for i in range(0, len(texts), 64):
             enc = self._model.tokenizer(texts[i:i + 64], padding=True, truncation=True,
                                         max_length=self._model.max_seq_length, return_tensors="np")
             feed = {k: enc[k].astype(np.int64) for k in ONNX_INPUTS}
-            out.append(self._ort.run(None, feed)[0])
+            out.append(session.run(None, feed)[0])
         return np.concatenate(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
 
     def embed_one(self, text: str) -> np.ndarray:
@@ -161,6 +167,8 @@ def onnx_session(st_model: Any, name: str, threads: int = 0) -> Any:
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     if threads > 0:
         opts.intra_op_num_threads = threads
+    else:  # every core, but no spinning between batches: the cores go back to vLLM as soon as a batch ends
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
