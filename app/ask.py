@@ -167,3 +167,33 @@ async def ask_file(path: str, default_user: str, options: list[str]) -> int:
                 row = await run_turn(graph, item["q"], item["user"], item["thread"], ctx)
             print(json.dumps(row, ensure_ascii=False), flush=True)
     return 0
+
+
+def ask_over_http(url: str, question: str | None, path: str | None, user: str, thread: str | None,
+                  as_json: bool) -> int:
+    """`ask --url`: the same rows, through a served help desk's `POST /v1/chat` (app/remote.py)."""
+    from app.remote import RemoteAsker, error_row
+
+    if path:
+        try:
+            lines = [ln for ln in open(path, "rb").read().splitlines() if ln.strip()]
+        except OSError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    asker = RemoteAsker(url, get_settings())
+    try:
+        if not path:
+            printer = None if as_json else (lambda t: print(t, end="", flush=True))
+            row = asker.ask({"q": question, "user": user, "thread": thread}, printer)
+            if as_json:
+                print(json.dumps(row, ensure_ascii=False))
+            else:
+                print(f"\n[{row['route']} · {row['total_ms']:.0f} ms]" + (f" {row['error']}" if row["error"] else ""))
+            return 0 if not row["error"] else 1
+        for line in lines:
+            item, err = _parse_line(line, user)
+            row = asker.ask(item) if item else error_row({}, err or "")
+            print(json.dumps(row, ensure_ascii=False), flush=True)
+        return 0
+    finally:
+        asker.close()

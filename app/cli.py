@@ -41,6 +41,13 @@ def _ask(ns: argparse.Namespace) -> int:
     if not ns.file and not ns.question:
         print("error: give a QUESTION or --file FILE.jsonl", file=sys.stderr)
         return 2
+    if ns.url:
+        if ns.option:
+            print("error: --option sets in-process knobs; a served help desk uses its own settings", file=sys.stderr)
+            return 2
+        from app.ask import ask_over_http
+
+        return ask_over_http(ns.url, ns.question, ns.file, ns.user, ns.thread, ns.json)
     try:
         if ns.file:
             return asyncio.run(ask_file(ns.file, default_user=ns.user, options=ns.option))
@@ -102,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--thread", default=None, help="conversation id (history is kept per thread)")
     a.add_argument("--file", help="JSONL with {q, user, thread} per line")
     a.add_argument("--json", action="store_true", help="one JSON object per answer")
+    a.add_argument("--url", default=None, help="ask a served help desk (e.g. http://127.0.0.1:7860) over its HTTP "
+                   "API instead of in process; each row's user signs in with the demo credentials")
     a.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="per-run knob of graph.context.Context, e.g. faq_enabled=false")
     a.set_defaults(fn=_ask)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -89,8 +90,7 @@ def chat(url: str, body: dict, token: str | None = None, headers: dict | None = 
         return 200, events
 
 
-def net(backend, user: str) -> str:
-    month = "2026-10"
+def net(backend, user: str, month: str = "2026-10") -> str:
     return f"{backend.get('/salary', params={'employee': user, 'month': month}).json()['net']:,.2f}"
 
 
@@ -175,3 +175,28 @@ def test_password_guessing_at_the_chat_sign_in_is_slowed_down(api, passwords):
         assert codes == [401] * 10
         r = client.post("/login", data={"user": "E1019", "password": passwords["E1019"]})
     assert r.status_code == 429 and "Too many sign-in attempts" in r.text  # even the right one, for now
+
+
+def test_ask_url_sends_each_rows_question_as_its_user_and_prints_the_rows(api, backend, tmp_path):
+    """`python -m app ask --url`: a file of {q, user, thread} rows through the HTTP API, each row's user signed
+    in with the demo credentials; a conversation continues on the server, a bad line is an error row."""
+    thread = uuid.uuid4().hex
+    rows_in = [{"q": "What was my net salary in October 2026?", "user": "E1014", "thread": thread},
+               {"q": "and in September 2026?", "user": "E1014", "thread": thread},
+               {"q": "What was my net salary in October 2026?", "user": "E1015"}]
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("\n".join(json.dumps(r) for r in rows_in) + "\nnot json\n")
+    done = subprocess.run([sys.executable, "-m", "app", "ask", "--url", api, "--file", str(questions)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert len(rows) == 4, done.stdout
+    assert rows[0]["user"] == "E1014" and net(backend, "E1014") in rows[0]["answer"]
+    assert rows[1]["thread"] == thread and net(backend, "E1014", "2026-09") in rows[1]["answer"]  # turn 1's context
+    assert rows[2]["user"] == "E1015" and net(backend, "E1015") in rows[2]["answer"]
+    assert rows[2]["thread"] not in (thread, None)  # a row without a thread starts its own on the server
+    assert rows[3]["route"] == "error" and "not valid JSON" in rows[3]["error"]
+    # --option is for in-process runs: refused with a sentence, not ignored
+    refused = subprocess.run([sys.executable, "-m", "app", "ask", "--url", api, "--option", "faq_enabled=false",
+                              "When is payday?"], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--option" in refused.stderr
