@@ -149,20 +149,30 @@ def _parse_line(line: bytes, default_user: str) -> tuple[dict[str, Any] | None, 
             "thread": str(item["thread"]) if item.get("thread") else None}, None
 
 
+def error_row(item: dict[str, Any], error: str) -> dict[str, Any]:
+    """A row that says why a question got no answer, in the shape of an answered one."""
+    return {"q": item.get("q"), "user": item.get("user"), "thread": item.get("thread"), "answer": "",
+            "route": "error", "tools": [], "llm_calls": 0, "timings_ms": {}, "total_ms": 0.0, "error": error}
+
+
+def _read_lines(path: str) -> list[bytes]:
+    """The non-empty lines of a questions file (OSError when it cannot be read)."""
+    return [ln for ln in open(path, "rb").read().splitlines() if ln.strip()]
+
+
 async def ask_file(path: str, default_user: str, options: list[str]) -> int:
     """Each JSONL line through the graph in order; a bad line yields an error row, not a crash."""
     try:
         ctx = Context.from_options(options)
-        lines = [ln for ln in open(path, "rb").read().splitlines() if ln.strip()]
+        lines = _read_lines(path)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     async with open_graph() as graph:
         for line in lines:
             item, err = _parse_line(line, default_user)
-            if err:
-                row = {"q": None, "user": None, "thread": None, "answer": "", "route": "error", "tools": [],
-                       "llm_calls": 0, "timings_ms": {}, "total_ms": 0.0, "error": err}
+            if item is None:
+                row = error_row({}, err or "")
             else:
                 row = await run_turn(graph, item["q"], item["user"], item["thread"], ctx)
             print(json.dumps(row, ensure_ascii=False), flush=True)
@@ -172,11 +182,11 @@ async def ask_file(path: str, default_user: str, options: list[str]) -> int:
 def ask_over_http(url: str, question: str | None, path: str | None, user: str, thread: str | None,
                   as_json: bool) -> int:
     """`ask --url`: the same rows, through a served help desk's `POST /v1/chat` (app/remote.py)."""
-    from app.remote import RemoteAsker, error_row
+    from app.remote import RemoteAsker
 
     if path:
         try:
-            lines = [ln for ln in open(path, "rb").read().splitlines() if ln.strip()]
+            lines = _read_lines(path)
         except OSError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

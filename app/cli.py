@@ -66,7 +66,7 @@ def _ui(ns: argparse.Namespace) -> int:
     print(f"Chat: {where} (sign in first; API: POST {where}v1/chat with a bearer token)")
     if not settings.backend_url:  # the demo identity provider
         print(f"Demo sign-in: employee ids E1001..E1020; their passwords are in "
-              f"{credentials_file(settings.run_dir / 'demo-backend.sqlite')} (readable by you only)", flush=True)
+              f"{credentials_file(settings.demo_db)} (readable by you only)", flush=True)
     serve(host=ns.host, port=ns.port)
     return 0
 

@@ -10,23 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
 
+from app.ask import error_row
 from app.settings import Settings
 from tools.demo_backend.identity import credentials_file
 
 
 class RemoteError(Exception):
     """Why a row could not be asked (sign-in failed, the server refused or is unreachable)."""
-
-
-def error_row(item: dict[str, Any], error: str) -> dict[str, Any]:
-    """A row that says why a question got no answer, in the shape of an answered one."""
-    return {"q": item.get("q"), "user": item.get("user"), "thread": item.get("thread"), "answer": "",
-            "route": "error", "tools": [], "llm_calls": 0, "timings_ms": {}, "total_ms": 0.0, "error": error}
 
 
 class RemoteAsker:
@@ -42,7 +36,7 @@ class RemoteAsker:
     def password(self, user: str) -> str:
         """The demo password of one employee, from the operator's credentials file."""
         if self._passwords is None:
-            path = credentials_file(Path(self.settings.run_dir) / "demo-backend.sqlite")
+            path = credentials_file(self.settings.demo_db)
             try:
                 self._passwords = json.loads(path.read_text())
             except (OSError, ValueError) as exc:

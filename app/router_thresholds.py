@@ -67,9 +67,14 @@ def choose_thresholds(results: list[Outcome], floor: float) -> dict[str, float]:
     return thresholds
 
 
+def takes_shortcut(top: str, confidence: float, support: float, thresholds: dict[str, float], floor: float) -> bool:
+    """Whether a decision clears its route's threshold and the support floor (as `Router.sure` at run time)."""
+    return confidence >= thresholds.get(group_of(top), 1.01) and support >= floor
+
+
 def shortcut_stats(results: list[Outcome], thresholds: dict[str, float], floor: float) -> dict[str, Any]:
     """Coverage (share of items that take a shortcut) and wrong-shortcut rate with its 95% bound."""
-    taken = [r for r in results if r.confidence >= thresholds.get(group_of(r.top), 1.01) and r.support >= floor]
+    taken = [r for r in results if takes_shortcut(r.top, r.confidence, r.support, thresholds, floor)]
     wrong = sum(1 for r in taken if r.top != r.gold)
     return {"items": len(results), "shortcuts": len(taken), "coverage": round(len(taken) / max(1, len(results)), 4),
             "wrong": wrong, "wrong_rate": round(wrong / max(1, len(taken)), 4),
@@ -79,8 +84,6 @@ def shortcut_stats(results: list[Outcome], thresholds: dict[str, float], floor: 
 def accuracy(results: list[Outcome]) -> float:
     """Top-1 accuracy over the items."""
     return round(sum(r.top == r.gold for r in results) / max(1, len(results)), 4)
-
-
 
 
 def choose_faq_fallback(model: RouterModel, items: list[dict[str, Any]], vecs: np.ndarray,
@@ -93,7 +96,7 @@ def choose_faq_fallback(model: RouterModel, items: list[dict[str, Any]], vecs: n
     below = []
     for it, vec in zip(items, vecs, strict=True):
         s = model.score(vec)
-        if s.confidence >= thresholds.get(group_of(s.top), 1.01) and s.support >= floor:
+        if takes_shortcut(s.top, s.confidence, s.support, thresholds, floor):
             continue  # the shortcut (or a sure route) answers these
         label, p = s.best_faq()
         if label is not None and p >= FALLBACK_FLOOR:

@@ -175,7 +175,7 @@ def start_backend(settings: Settings) -> Status:
     if running := _reuse(check_backend(settings), bool(settings.backend_url), f"tool backend at {settings.backend}"):
         return running
     env = {"DEMO_BACKEND_REDIS_URL": settings.redis, "DEMO_BACKEND_EMBEDDING_MODEL": settings.embedding_model,
-           "DEMO_BACKEND_DB_PATH": str(settings.run_dir / "demo-backend.sqlite"),
+           "DEMO_BACKEND_DB_PATH": str(settings.demo_db),
            "DEMO_BACKEND_AUTH_KEY_DIR": str(settings.run_dir / "demo-auth"),
            "DEMO_BACKEND_AUTH_ISSUER": settings.auth_issuer, "DEMO_BACKEND_AUTH_AUDIENCE": settings.auth_audience}
     cmd = [sys.executable, "-m", "tools.demo_backend", "--port", str(settings.backend_port)]

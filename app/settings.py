@@ -117,6 +117,11 @@ class Settings(BaseSettings):
         return self.cache_dir / "vllm-venv"
 
     @property
+    def demo_db(self) -> Path:
+        """SQLite file of the demo backend (employees, payslips, passwords); its credentials file sits beside it."""
+        return self.run_dir / "demo-backend.sqlite"
+
+    @property
     def checkpoint_db(self) -> Path:
         """SQLite file of the LangGraph checkpointer."""
         return self.run_dir / "checkpoints.sqlite"
