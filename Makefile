@@ -20,13 +20,15 @@ endif
 
 # The browser test drives Debian's chromium (Playwright never downloads a browser here).
 CHROMIUM := /usr/bin/chromium
+# The local cluster's Postgres is Debian's (it runs as the package's `postgres` user, never as root).
+POSTGRES := /usr/lib/postgresql/15/bin/postgres
 
-.PHONY: help setup router up down status run test test-unit test-integration bench calibrate lint clean
+.PHONY: help setup router up down status cluster cluster-down run test test-unit test-integration bench calibrate lint clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
 
-setup: $(VENV)/.installed $(LLM_SETUP) $(CHROMIUM) router ## install the app venv (.venv), vLLM's own venv, the model, chromium, the router
+setup: $(VENV)/.installed $(LLM_SETUP) $(CHROMIUM) $(POSTGRES) router ## install the app venv (.venv), vLLM's own venv, the model, chromium, the router
 
 router: $(VENV)/.installed ## train the router on data/router (both candidates; cached by a fingerprint of the data)
 	$(APP) -m app.router_train --kind both
@@ -34,7 +36,7 @@ router: $(VENV)/.installed ## train the router on data/router (both candidates; 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VENV)/bin/$(PIP) install torch==2.13.0          # the CPU wheel on this machine's disk, first
-	$(VENV)/bin/$(PIP) install -e ".[dev]"
+	$(VENV)/bin/$(PIP) install -e ".[dev,cluster]"
 	touch $@
 
 $(VLLM_VENV)/.installed:
@@ -48,6 +50,9 @@ $(VLLM_VENV)/.installed:
 $(CHROMIUM):
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
+$(POSTGRES):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
+
 $(MODEL_DIR)/config.json: $(VENV)/.installed
 	$(APP) app/model_prep.py $(CACHE_DIR) $(MODEL_DIR)
 
@@ -59,6 +64,12 @@ down: ## stop the services this project started
 
 status: ## health of every component
 	$(APP) -m app services status
+
+cluster: setup ## the scaled-out stack on this machine: Ray Serve (2 replicas), Postgres, Redis Cluster, 2 vLLM + router
+	$(APP) -m app cluster up
+
+cluster-down: ## stop what `make cluster` started
+	$(APP) -m app cluster down
 
 run: up ## serve the Gradio chat (127.0.0.1:7860 by default)
 	$(APP) -m app ui

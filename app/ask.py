@@ -7,6 +7,7 @@ import logging
 import secrets
 import sys
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -44,8 +45,22 @@ def checkpointer(settings: Settings) -> Any:
         except ImportError as exc:
             raise SystemExit("DATABASE_URL points at Postgres: install the extra with "
                              "`.venv/bin/pip install -e '.[postgres]'`") from exc
-        return AsyncPostgresSaver.from_conn_string(url)
+        return _postgres_saver(AsyncPostgresSaver, url)
     return AsyncSqliteSaver.from_conn_string(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
+
+
+@asynccontextmanager
+async def _postgres_saver(saver_cls: Any, url: str) -> AsyncIterator[Any]:
+    """A Postgres checkpointer on a connection pool: concurrent turns do not queue on one connection, and a
+    connection that died with a Postgres restart is checked and replaced before a turn gets it.
+    """
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    async with AsyncConnectionPool(url, min_size=1, max_size=8, open=False, check=AsyncConnectionPool.check_connection,
+                                   kwargs={"autocommit": True, "prepare_threshold": 0,
+                                           "row_factory": dict_row}) as pool:
+        yield saver_cls(pool)
 
 
 @asynccontextmanager

@@ -1,4 +1,4 @@
-"""Command line: `python -m app services up|down|status`, `ask`, `ui`, `bench`, `calibrate`."""
+"""Command line: `python -m app services|cluster up|down|status`, `ask`, `ui`, `bench`, `calibrate`."""
 
 from __future__ import annotations
 
@@ -30,6 +30,30 @@ def _services(ns: argparse.Namespace) -> int:
     else:
         for st in statuses:
             print(f"{st.name:10s} {'ok' if st.healthy else 'DOWN':4s} {st.url} {st.version} {st.detail}")
+    return 0 if all(s.healthy for s in statuses) else 1
+
+
+def _cluster(ns: argparse.Namespace) -> int:
+    from app import cluster
+
+    settings = get_settings()
+    try:
+        if ns.action == "up":
+            statuses = cluster.up(settings, ns.replicas)
+        elif ns.action == "down":
+            print("stopped: " + (", ".join(cluster.down(settings)) or "nothing was running"))
+            return 0
+        else:
+            statuses = cluster.status(settings)
+    except services.ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if ns.json:
+        print(cluster.as_json(statuses))
+    else:
+        for st in statuses:
+            reps = f" x{st.replicas}" if st.replicas else ""
+            print(f"{st.name:12s} {'ok' if st.healthy else 'DOWN':4s} {st.url}{reps} {st.version} {st.detail}")
     return 0 if all(s.healthy for s in statuses) else 1
 
 
@@ -85,6 +109,17 @@ def _bench(ns: argparse.Namespace) -> int:
         return asyncio.run(contention(ns.threads))
     if ns.accuracy_only:
         return asyncio.run(accuracy_only(out=ns.out))
+    if ns.http:
+        import json
+        from pathlib import Path
+
+        from app.bench.cluster_load import run
+
+        result = run(ns.http, get_settings(), ns.sessions, ns.per_session)
+        Path(ns.out).mkdir(parents=True, exist_ok=True)
+        (Path(ns.out) / "http-load.json").write_text(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2))
+        return 0 if result["errors"] == 0 else 1
 
     return asyncio.run(bench_main(quick=ns.quick, out=ns.out, load_sessions=ns.sessions, repeats=ns.repeats))
 
@@ -100,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--only", nargs="*", choices=list(services.STARTERS))
     s.set_defaults(fn=_services)
+
+    k = sub.add_parser("cluster", help="the scaled-out stack: Ray Serve replicas, Postgres, vLLM servers + router")
+    k.add_argument("action", choices=["up", "down", "status"])
+    k.add_argument("--json", action="store_true")
+    k.add_argument("--replicas", type=int, help="app replicas for this deployment (default: SERVE_REPLICAS)")
+    k.set_defaults(fn=_cluster)
 
     a = sub.add_parser("ask", help="ask one question, or a JSONL file of them")
     a.add_argument("question", nargs="?")
@@ -136,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--accuracy-only", action="store_true",
                    help="the optimized graph alone on the workload: main mix vs held-out slice accuracy (minutes)")
     b.add_argument("--sessions", type=int, default=8)
+    b.add_argument("--http", metavar="URL", help="only a load test through a served help desk's HTTP API "
+                   "(e.g. `make cluster`'s http://127.0.0.1:8000): --sessions x --per-session requests")
+    b.add_argument("--per-session", type=int, default=10)
     b.set_defaults(fn=_bench)
     return p
 

@@ -82,7 +82,11 @@ class RemoteAsker:
             return error_row(item, str(exc))
         except httpx.HTTPError as exc:
             return error_row(item, f"the help desk at {self.url} did not answer ({type(exc).__name__})")
-        return final if final is not None else error_row(item, "the stream ended without an answer")
+        if final is None:
+            return error_row(item, "the stream ended without an answer")
+        if served_by := r.headers.get("x-served-by"):  # behind Ray Serve: which replica answered
+            final["served_by"] = served_by
+        return final
 
     def close(self) -> None:
         """Close the HTTP connections."""

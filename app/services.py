@@ -40,6 +40,7 @@ class Status:
     version: str = ""
     detail: str = ""
     managed: bool = True
+    replicas: int | None = None  # for the local cluster's tiers (`app cluster status`)
 
 
 def _pidfile(settings: Settings, name: str) -> Path:
@@ -196,8 +197,11 @@ def vllm_command(settings: Settings) -> list[str]:
     return cmd
 
 
-def start_vllm(settings: Settings) -> Status:
-    """Start the local vLLM server on CPU unless VLLM_BASE_URL points elsewhere or one already answers."""
+def start_vllm(settings: Settings, name: str = "vllm") -> Status:
+    """Start the local vLLM server on CPU unless VLLM_BASE_URL points elsewhere or one already answers.
+
+    `name` keys its pid and log files: the local cluster runs a second one on another port.
+    """
     if running := _reuse(check_vllm(settings), not settings.local_vllm, f"vLLM at {settings.llm_url}"):
         return running
     if not (settings.vllm_venv / "bin" / "python").exists():
@@ -206,8 +210,8 @@ def start_vllm(settings: Settings) -> Status:
         raise ServiceError(f"no model at {settings.model_path}; run `make setup`")
     env = {"VLLM_CPU_KVCACHE_SPACE": str(settings.vllm_kv_cache_gb), "HF_HUB_OFFLINE": "1",
            "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
-    proc = _spawn(settings, "vllm", vllm_command(settings), env)
-    return _wait("vllm", proc, lambda: check_vllm(settings), settings.vllm_start_timeout_s, _log(settings, "vllm"))
+    proc = _spawn(settings, name, vllm_command(settings), env)
+    return _wait(name, proc, lambda: check_vllm(settings), settings.vllm_start_timeout_s, _log(settings, name))
 
 
 STARTERS = {"redis": start_redis, "backend": start_backend, "vllm": start_vllm}

@@ -76,6 +76,24 @@ class Settings(BaseSettings):
     rate_limit: str = Field("30/minute", description="requests per identity, as `limits` parses it")
     login_rate_limit: str = Field("10/minute", description="chat sign-in attempts per employee id and per address")
 
+    # --- past one machine (app/cluster.py, app/serving.py, docs/scale-out.md)
+    ray_address: str | None = Field(None, description="a running Ray cluster (host:port); unset = start a local head")
+    ray_port: int = 26380
+    serve_host: str = "127.0.0.1"
+    serve_port: int = Field(8000, description="Ray Serve's HTTP proxy: the chat and the API of every replica")
+    serve_replicas: int = Field(2, description="app replicas; ignored when autoscaling is on")
+    serve_autoscaling: bool = Field(False, description="let Ray Serve scale between the min and max below")
+    serve_min_replicas: int = 1
+    serve_max_replicas: int = 4
+    serve_target_ongoing_requests: int = Field(8, description="autoscaling target of requests per replica")
+    serve_replica_cpus: float = Field(0.5, description="CPUs Ray reserves per replica (the encoders use one thread)")
+    cluster_vllm_servers: int = Field(2, description="vLLM servers behind vLLM's router in the local cluster")
+    cluster_vllm_router_port: int = 18100
+    cluster_vllm_router_policy: str = Field("cache_aware", description="vllm-router's policy: requests sharing a "
+                                            "prompt prefix go to the server that holds it in its prefix cache")
+    postgres_port: int = 15432
+    postgres_bin: Path = Field(Path("/usr/lib/postgresql/15/bin"), description="Debian's PostgreSQL binaries")
+
     @property
     def local_vllm(self) -> bool:
         """True when the project starts and owns the vLLM server."""
@@ -120,6 +138,11 @@ class Settings(BaseSettings):
     def demo_db(self) -> Path:
         """SQLite file of the demo backend (employees, payslips, passwords); its credentials file sits beside it."""
         return self.run_dir / "demo-backend.sqlite"
+
+    @property
+    def postgres_url(self) -> str:
+        """The local cluster's Postgres (trust auth on loopback only; a deployment sets DATABASE_URL)."""
+        return f"postgresql://postgres@127.0.0.1:{self.postgres_port}/helpdesk"
 
     @property
     def checkpoint_db(self) -> Path:

@@ -50,6 +50,8 @@ async def warm() -> None:
     from app.ask import new_thread_id, run_turn
     from graph.context import Context
 
+    if READY.is_set():  # a Ray Serve replica warms in its constructor, before the app's lifespan starts
+        return
     try:
         graph = await HOLDER.get()
         thread = f"warmup-{new_thread_id()}"
