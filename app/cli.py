@@ -39,7 +39,7 @@ def _cluster(ns: argparse.Namespace) -> int:
     settings = get_settings()
     try:
         if ns.action == "up":
-            statuses = cluster.up(settings, ns.replicas)
+            statuses = cluster.up(settings, ns.replicas, ns.redeploy)
         elif ns.action == "down":
             print("stopped: " + (", ".join(cluster.down(settings)) or "nothing was running"))
             return 0
@@ -140,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("action", choices=["up", "down", "status"])
     k.add_argument("--json", action="store_true")
     k.add_argument("--replicas", type=int, help="app replicas for this deployment (default: SERVE_REPLICAS)")
+    k.add_argument("--redeploy", action="store_true", help="roll the replicas even when they are ready (new code)")
     k.set_defaults(fn=_cluster)
 
     a = sub.add_parser("ask", help="ask one question, or a JSONL file of them")

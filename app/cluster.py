@@ -5,6 +5,8 @@ What it runs, each reused when it already answers and waited on by its health ch
 - the single-process services (`app.services`): Redis, the demo backend, the first vLLM server;
 - more vLLM servers on the next ports, behind vLLM's router (`vllm-router`, policy `cache_aware`): the
   app's `VLLM_BASE_URL` is the router's, so a prompt prefix keeps landing where it is cached;
+- a Redis Cluster of 3 masters (the same redis-server binary in cluster mode, slots assigned here) for the
+  replicas' caches and counters; the single Redis stays the demo backend's (its knowledge-base index);
 - PostgreSQL (Debian's server, run as its `postgres` user; data under `.run/postgres`) for the
   conversations, shared by every replica through LangGraph's `AsyncPostgresSaver`;
 - a Ray head on this machine and the help desk deployed on it by Ray Serve (`app.serving`), N replicas
@@ -12,7 +14,7 @@ What it runs, each reused when it already answers and waited on by its health ch
 
 On a real cluster the same deployment runs on KubeRay with managed Postgres and Redis and GPU vLLM nodes;
 `docs/scale-out.md` says how. Nothing here is a cluster layer of our own: Ray restarts replicas, the
-router balances vLLM, Postgres holds conversations.
+router balances vLLM, Redis Cluster shards the cache, Postgres holds conversations.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import httpx
+import redis
 
 from app import services
 from app.services import ServiceError, Status, _log, _spawn, _wait
@@ -81,6 +84,90 @@ def start_router(settings: Settings) -> Status:
            "--health-check-interval-secs", "2", "--health-failure-threshold", "2", "--log-level", "warning"]
     proc = _spawn(settings, "vllm-router", cmd)
     return _wait("vllm-router", proc, lambda: check_router(settings), 60, _log(settings, "vllm-router"))
+
+
+# ---------------------------------------------------------------- Redis Cluster
+SLOTS = 16384
+
+
+def cluster_ports(settings: Settings) -> list[int]:
+    """The local Redis Cluster's master ports."""
+    return [int(p) for p in settings.redis_cluster_ports.split(",") if p.strip()]
+
+
+def redis_node_name(port: int) -> str:
+    """Pid and log name of one Redis Cluster master."""
+    return f"redis-cluster-{port}"
+
+
+def check_redis_cluster(settings: Settings) -> Status:
+    """Every slot is served: `cluster_state:ok` on a node, and which masters answer."""
+    st = Status("redis-cluster", settings.redis_cluster_url, False, replicas=len(cluster_ports(settings)))
+    up, state = [], ""
+    for port in cluster_ports(settings):
+        try:
+            info = redis.Redis(port=port, socket_timeout=2, socket_connect_timeout=1).cluster("info")
+            up.append(port)
+            state = state or str(info.get("cluster_state"))
+            st.version = st.version or f"{info.get('cluster_slots_assigned')} slots assigned"
+        except Exception:  # noqa: BLE001 - a master that does not answer is listed as down
+            continue
+    st.healthy = state == "ok" and len(up) == len(cluster_ports(settings))
+    st.detail = f"cluster_state:{state or 'unreachable'}; masters up: {', '.join(map(str, up)) or 'none'}"
+    return st
+
+
+def start_redis_node(settings: Settings, port: int) -> None:
+    """Start one master in cluster mode (a cache: no persistence; its nodes.conf keeps its id and slots)."""
+    folder = settings.run_dir / "redis-cluster" / str(port)
+    folder.mkdir(parents=True, exist_ok=True)
+    cmd = [services._redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+           "--dir", str(folder), "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+           "--cluster-node-timeout", "3000",
+           # A master that is down takes only its own slots away: the others keep serving theirs.
+           "--cluster-require-full-coverage", "no", "--cluster-allow-reads-when-down", "yes"]
+    proc = _spawn(settings, redis_node_name(port), cmd)
+
+    def answers() -> Status:
+        ok = Status(redis_node_name(port), f"redis://127.0.0.1:{port}", False)
+        try:
+            ok.healthy = bool(redis.Redis(port=port, socket_timeout=1).ping())
+        except Exception:  # noqa: BLE001
+            pass
+        return ok
+
+    _wait(redis_node_name(port), proc, answers, 30, _log(settings, redis_node_name(port)))
+
+
+def start_redis_cluster(settings: Settings) -> Status:
+    """Three masters from the same redis-server binary, slots split evenly by the project, joined by MEET."""
+    if (st := check_redis_cluster(settings)).healthy:
+        return st
+    ports = cluster_ports(settings)
+    for port in ports:
+        try:
+            redis.Redis(port=port, socket_timeout=1).ping()
+        except redis.ConnectionError:
+            start_redis_node(settings, port)
+    nodes = [redis.Redis(port=p, socket_timeout=5) for p in ports]
+    if int(nodes[0].cluster("info").get("cluster_slots_assigned", 0)) < SLOTS:
+        bounds = [SLOTS * i // len(ports) for i in range(len(ports) + 1)]
+        for i, node in enumerate(nodes):
+            if not int(node.cluster("info").get("cluster_slots_assigned", 0)):
+                node.execute_command("CLUSTER", "ADDSLOTSRANGE", bounds[i], bounds[i + 1] - 1)
+        for port in ports[1:]:
+            nodes[0].execute_command("CLUSTER", "MEET", "127.0.0.1", port)
+    deadline = time.monotonic() + 30
+    while not (st := check_redis_cluster(settings)).healthy:
+        if time.monotonic() > deadline:
+            raise ServiceError(f"the Redis Cluster did not form: {st.detail}; see {_log(settings, 'redis-cluster-*')}")
+        time.sleep(0.2)
+    return st
+
+
+def stop_redis_cluster(settings: Settings) -> list[str]:
+    """Stop the masters this project started (their nodes.conf stays, so a restart rejoins the same slots)."""
+    return [redis_node_name(p) for p in cluster_ports(settings) if services.stop(settings, redis_node_name(p))]
 
 
 # ---------------------------------------------------------------- PostgreSQL
@@ -194,9 +281,11 @@ def start_ray(settings: Settings) -> Status:
 
 
 def replica_env(settings: Settings) -> dict[str, str]:
-    """What each replica reaches, by URL only: the router, Redis, the backend, Postgres."""
+    """What each replica reaches, by URL only: the router, the Redis Cluster (tool cache, profile cache,
+    next-turn counts, rate limits), the backend (with its own Redis for the knowledge base), Postgres.
+    """
     llm = router_url(settings) + "/v1" if settings.local_vllm else settings.llm_url
-    env = {"VLLM_BASE_URL": llm, "REDIS_URL": settings.redis, "BACKEND_URL": settings.backend,
+    env = {"VLLM_BASE_URL": llm, "REDIS_URL": settings.redis_cluster_url, "BACKEND_URL": settings.backend,
            "DATABASE_URL": settings.database_url or settings.postgres_url, "RUN_DIR": str(settings.run_dir),
            "CACHE_DIR": str(settings.cache_dir), "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
     for key in ("VLLM_MODEL", "VLLM_API_KEY", "EMBEDDING_MODEL", "TORCH_THREADS", "LANGSMITH_TRACING",
@@ -256,8 +345,10 @@ def replica_count(settings: Settings) -> int:
 
 
 # ---------------------------------------------------------------- the whole stack
-def up(settings: Settings, replicas: int | None = None) -> list[Status]:
-    """Bring up every component in dependency order, reusing what already runs."""
+def up(settings: Settings, replicas: int | None = None, redeploy: bool = False) -> list[Status]:
+    """Bring up every component in dependency order, reusing what already runs (a ready deployment with the
+    wanted replica count too, unless `redeploy`: a rolling update, e.g. after a code change).
+    """
     settings.run_dir.mkdir(parents=True, exist_ok=True)
     statuses = services.up(settings)
     if settings.local_vllm:
@@ -265,9 +356,16 @@ def up(settings: Settings, replicas: int | None = None) -> list[Status]:
             statuses.append(services.start_vllm(vllm_settings(settings, i), vllm_name(i)))
             statuses[-1].name = vllm_name(i)
         statuses.append(start_router(settings))
+    statuses.append(start_redis_cluster(settings))
     statuses.append(start_postgres(settings))
     statuses.append(start_ray(settings))
-    statuses.append(deploy(settings, replicas))
+    serving = check_serve(settings)
+    want = replicas or (None if settings.serve_autoscaling else settings.serve_replicas)
+    if serving.healthy and not redeploy and (want is None or replica_count(settings) == want):
+        serving.replicas = replica_count(settings)
+        statuses.append(serving)
+    else:
+        statuses.append(deploy(settings, replicas))
     return statuses
 
 
@@ -292,6 +390,7 @@ def down(settings: Settings, keep_services: bool = False) -> list[str]:
         stopped.append("ray")
     if stop_postgres(settings):
         stopped.append("postgres")
+    stopped += stop_redis_cluster(settings)
     for name in ["vllm-router", *(vllm_name(i) for i in range(1, settings.cluster_vllm_servers))]:
         if services.stop(settings, name):
             stopped.append(name)
@@ -307,7 +406,7 @@ def status(settings: Settings) -> list[Status]:
         statuses.append(st)
     if settings.local_vllm:
         statuses.append(check_router(settings))
-    statuses += [check_postgres(settings), check_ray(settings), check_serve(settings)]
+    statuses += [check_redis_cluster(settings), check_postgres(settings), check_ray(settings), check_serve(settings)]
     if statuses[-1].healthy:
         statuses[-1].replicas = replica_count(settings)
     return statuses

@@ -11,8 +11,8 @@ import logging
 import time
 
 from limits import parse
-from limits.aio.storage import RedisStorage
 from limits.aio.strategies import MovingWindowRateLimiter
+from limits.storage import storage_from_string
 
 from app.settings import Settings
 
@@ -24,10 +24,10 @@ class RateLimit:
 
     def __init__(self, settings: Settings, limit: str | None = None, scope: str = "helpdesk-ratelimit") -> None:
         self.item = parse(limit or settings.rate_limit)
-        url = settings.redis.replace("redis://", "async+redis://", 1).replace("rediss://", "async+rediss://", 1)
-        self.limiter = MovingWindowRateLimiter(RedisStorage(url, implementation="redispy",
-                                                            key_prefix=scope,
-                                                            socket_timeout=2, socket_connect_timeout=2))
+        # `async+` + REDIS_URL: limits picks its Redis or Redis Cluster storage from the scheme.
+        storage = storage_from_string("async+" + settings.redis, implementation="redispy", key_prefix=scope,
+                                      socket_timeout=2, socket_connect_timeout=2)
+        self.limiter = MovingWindowRateLimiter(storage)
 
     async def allow(self, user: str) -> bool:
         """Count one request of `user`; False when it goes over the limit."""

@@ -7,7 +7,6 @@ import logging
 
 import torch
 from langchain_openai import ChatOpenAI
-from redis.asyncio import Redis
 
 from app.router_train import load_router
 from app.settings import ROOT, Settings
@@ -18,6 +17,7 @@ from tools.cache import ToolCache
 from tools.client import ToolClient
 from tools.embeddings import load_embedder
 from tools.faq import load_faq
+from tools.redis_client import async_redis
 
 log = logging.getLogger(__name__)
 FAQ_PATH = ROOT / "data" / "faq.yaml"
@@ -39,7 +39,7 @@ async def build_deps(settings: Settings) -> Deps:
     embedder = await asyncio.to_thread(load_embedder, settings.embedding_model, settings.embed_backend,
                                      settings.torch_threads)
     await embedder.run(embedder.embed, ["warm up the embedding thread and kernels", "a second, longer sentence"])
-    redis = Redis.from_url(settings.redis, socket_timeout=2, socket_connect_timeout=2,
+    redis = async_redis(settings.redis, socket_timeout=2, socket_connect_timeout=2,
                            health_check_interval=10, retry_on_timeout=False)
     faq = await asyncio.to_thread(load_faq, FAQ_PATH)
     router = await asyncio.to_thread(load_router, settings)

@@ -33,10 +33,13 @@ class HelpDesk:
     """One replica: the warmed graph and clients, and the ASGI app that serves them."""
 
     async def __init__(self) -> None:
-        from app.shared import READY, warm
+        from app.shared import HOLDER, READY, warm
 
         os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
         await warm()  # the lifespan's own warm-up then finds READY set and returns at once
+        # A replica that cannot build its graph (a bad URL, a missing model) must not take traffic: raising
+        # here makes Serve report the replica as failed and start another, instead of answering 500s.
+        await HOLDER.get()
         self._ready = READY
 
     def __serve_build_asgi_app__(self) -> Any:

@@ -91,6 +91,7 @@ class Settings(BaseSettings):
     cluster_vllm_router_port: int = 18100
     cluster_vllm_router_policy: str = Field("cache_aware", description="vllm-router's policy: requests sharing a "
                                             "prompt prefix go to the server that holds it in its prefix cache")
+    redis_cluster_ports: str = Field("17001,17002,17003", description="the local Redis Cluster's masters")
     postgres_port: int = 15432
     postgres_bin: Path = Field(Path("/usr/lib/postgresql/15/bin"), description="Debian's PostgreSQL binaries")
 
@@ -143,6 +144,12 @@ class Settings(BaseSettings):
     def postgres_url(self) -> str:
         """The local cluster's Postgres (trust auth on loopback only; a deployment sets DATABASE_URL)."""
         return f"postgresql://postgres@127.0.0.1:{self.postgres_port}/helpdesk"
+
+    @property
+    def redis_cluster_url(self) -> str:
+        """The local Redis Cluster (any node lets a client discover the others)."""
+        ports = [p.strip() for p in self.redis_cluster_ports.split(",") if p.strip()]
+        return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in ports)
 
     @property
     def checkpoint_db(self) -> Path:

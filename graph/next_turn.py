@@ -30,6 +30,7 @@ from tools.registry import INTENTS, TOOLS
 
 log = logging.getLogger(__name__)
 PREFIX = "hd:next:"
+OFFERED_MAX = 1000  # more than any per-session prefetch budget
 KEEP_S = 3600  # the budget and the offered calls of a conversation are forgotten after an idle hour
 
 
@@ -118,14 +119,12 @@ class NextTurn:
         running = [t for t in self.deps.prefetches.pop(f"next:{thread}", (0.0, {}))[1].values() if not t.done()]
         for task in running:
             task.cancel()
+        members: Any = []
         try:
-            key = self._key("offered", thread)
-            pipe = self.deps.redis.pipeline(transaction=True)
-            pipe.smembers(key)
-            pipe.delete(key)
-            members, _ = await pipe.execute()
+            # Read and remove in one command (atomic, and one key: fine on a Redis Cluster).
+            members = await self.deps.redis.spop(self._key("offered", thread), OFFERED_MAX) or []
         except RedisError:
-            members = set()
+            pass
         offered = sorted(m.decode() if isinstance(m, bytes) else m for m in members)
         return {"offered": offered, "used": 0, "wasted": len(offered) + len(running)}
 

@@ -42,9 +42,14 @@ def exact_args(spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def cache_key(spec: ToolSpec, args: dict[str, Any], user: str) -> str:
-    """Redis key of an exactly-matched entry (or of the vector set for similarity tools)."""
+    """Redis key of an exactly-matched entry (or of the vector set for similarity tools).
+
+    On a Redis Cluster the braces are the hash tag: a similarity tool's vector set (`<key>:v`) and its
+    entries (`<key>:e:...`) live on one shard, so a search never points at an entry on another shard, and
+    entries spread over the shards by tool, scope (user) and arguments.
+    """
     digest = hashlib.sha256(json.dumps(exact_args(spec, args), sort_keys=True).encode()).hexdigest()[:24]
-    return f"{PREFIX}:{spec.name}:{scope_of(spec, user)}:{digest}"
+    return f"{PREFIX}:{{{spec.name}:{scope_of(spec, user)}:{digest}}}"
 
 
 class ToolCache:

@@ -118,3 +118,45 @@ def test_a_killed_vllm_server_fails_only_its_own_requests(stack):
             c.close()
         services.stop(stack, cluster.vllm_name(victim))  # its pid file; then the same server again
         services.start_vllm(cluster.vllm_settings(stack, victim), cluster.vllm_name(victim))
+
+
+def _shard_port(settings, key: str) -> int:
+    """The local cluster master that owns a key's slot."""
+    import redis
+
+    node = redis.Redis(port=cluster.cluster_ports(settings)[0])
+    slot = int(node.execute_command("CLUSTER", "KEYSLOT", key))
+    for start, end, master, *_ in node.execute_command("CLUSTER", "SLOTS"):
+        if start <= slot <= end:
+            return int(master[1])
+    raise AssertionError(f"no master owns slot {slot}")
+
+
+def test_a_stopped_redis_master_only_bypasses_its_own_keys(stack):
+    from tools.cache import cache_key
+    from tools.registry import TOOLS
+
+    client = asker(stack)
+    questions = {u: f"What was my salary in {m} 2026?" for u, m in
+                 [("E1014", "January"), ("E1015", "February"), ("E1016", "March"), ("E1017", "April")]}
+    first = {u: client.ask({"q": q, "user": u}) for u, q in questions.items()}
+    assert all(r.get("error") is None and r["intent"] == "salary" for r in first.values()), first
+    again = {u: client.ask({"q": q, "user": u}) for u, q in questions.items()}
+    assert all(r["tools"][0]["cache"] == "hit" for r in again.values()), again  # served from the cluster
+    shard = {u: _shard_port(stack, cache_key(TOOLS["salary"], r["tools"][0]["args"], u)) for u, r in first.items()}
+    down = next(iter(shard.values()))
+    if len(set(shard.values())) == 1:  # all four on one shard (unlikely): still a valid check of that shard
+        down = shard["E1014"]
+    services.stop(stack, cluster.redis_node_name(down))
+    try:
+        during = {u: client.ask({"q": q, "user": u}) for u, q in questions.items()}
+        for u, r in during.items():
+            assert r.get("error") is None and r["answer"] == first[u]["answer"], r  # still right: the backend
+            assert r["tools"][0]["cache"] == ("bypass" if shard[u] == down else "hit"), (u, shard[u], down, r)
+    finally:
+        cluster.start_redis_cluster(stack)  # the same master again, with its slots (nodes.conf), empty
+    after = {u: client.ask({"q": q, "user": u}) for u, q in questions.items() if shard[u] == down}
+    assert all(r["tools"][0]["cache"] == "miss" for r in after.values()), after  # reachable again, refilled
+    again = {u: client.ask({"q": q, "user": u}) for u, q in questions.items() if shard[u] == down}
+    assert all(r["tools"][0]["cache"] == "hit" for r in again.values()), again
+    client.close()
