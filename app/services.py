@@ -22,6 +22,7 @@ import httpx
 import redis
 
 from app.settings import ROOT, Settings
+from tools.redis_client import sync_redis
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ def check_redis(settings: Settings) -> Status:
     """Redis answers, is version >= 8 and has vector sets."""
     st = Status("redis", settings.redis, False, managed=not settings.redis_url)
     try:
-        client = redis.Redis.from_url(settings.redis, socket_timeout=2, socket_connect_timeout=2)
+        client = sync_redis(settings.redis, socket_timeout=2, socket_connect_timeout=2)  # a server or a cluster
         st.version = str(client.info("server")["redis_version"])
         client.execute_command("VCARD", "hd:probe:nonexistent")
     except redis.ResponseError as exc:

@@ -12,11 +12,11 @@ from typing import Any
 
 from fastapi import Body, FastAPI, HTTPException, Query
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from redis.asyncio import Redis
 
 from tools.demo_backend import db, identity, kb
 from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
 from tools.embeddings import load_embedder
+from tools.redis_client import async_redis
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ async def lifespan(app: FastAPI):  # noqa: D103
     app.state.db = db.connect(SETTINGS.db_path)
     app.state.signer = identity.Signer(SETTINGS.auth_key_dir, SETTINGS.auth_issuer, SETTINGS.auth_audience,
                                        SETTINGS.auth_token_ttl_s)
-    app.state.redis = Redis.from_url(SETTINGS.redis_url)
+    app.state.redis = async_redis(SETTINGS.redis_url)  # a server or a cluster (the index is one key)
     app.state.embedder = load_embedder(SETTINGS.embedding_model)
     app.state.kb_chunks = await kb.ensure_index(app.state.redis, app.state.embedder, SETTINGS.kb_dir)
     yield
