@@ -61,4 +61,6 @@ def run(url: str, settings: Settings, sessions: int = 32, per_session: int = 10)
             "errors": sum(1 for r in rows if r.get("error")),
             "accuracy": sum(r["correct"] for r in rows) / len(rows),
             "routes": dict(Counter(r.get("route") or "error" for r in rows)), "route_latency": by_route,
-            "served_by": dict(Counter(r.get("served_by", "?").rsplit("#", 1)[-1] for r in rows))}
+            "served_by": dict(Counter(r.get("served_by", "?").rsplit("#", 1)[-1] for r in rows)),
+            "rows": [{k: r.get(k) for k in ("q", "user", "route", "intent", "correct", "wall_ms", "error",
+                                            "served_by", "answer")} for r in rows]}
