@@ -67,9 +67,10 @@ class HelpDesk:
 
 def deployment_options(settings: Settings, env: dict[str, str]) -> dict[str, Any]:
     """Replicas (fixed or autoscaled), their CPU reservation and the service URLs they reach."""
-    opts: dict[str, Any] = {"ray_actor_options": {"num_cpus": settings.serve_replica_cpus,
-                                                  "runtime_env": {"env_vars": env}},
-                            "max_ongoing_requests": 64}
+    actor: dict[str, Any] = {"num_cpus": settings.serve_replica_cpus}
+    if env:  # empty: a Serve config's own runtime_env applies (KubeRay), not overridden by an empty one
+        actor["runtime_env"] = {"env_vars": env}
+    opts: dict[str, Any] = {"ray_actor_options": actor, "max_ongoing_requests": 64}
     if settings.serve_autoscaling:
         opts["autoscaling_config"] = {"min_replicas": settings.serve_min_replicas,
                                       "max_replicas": settings.serve_max_replicas,
@@ -77,6 +78,15 @@ def deployment_options(settings: Settings, env: dict[str, str]) -> dict[str, Any
     else:
         opts["num_replicas"] = settings.serve_replicas
     return opts
+
+
+def build(args: dict[str, str] | None = None) -> Any:
+    """The application for a Serve config file (`import_path: app.serving:build`, e.g. a KubeRay RayService):
+    replicas and autoscaling from this process's settings; the config's `runtime_env` carries the URLs.
+    """
+    from app.settings import get_settings
+
+    return HelpDesk.options(**deployment_options(get_settings(), dict(args or {}))).bind()
 
 
 def deploy(settings: Settings, address: str, env: dict[str, str], replicas: int | None = None) -> None:

@@ -1,5 +1,7 @@
+from ray.serve import Application
+
 from app.cluster import replica_env, vllm_name, vllm_settings
-from app.serving import deployment_options
+from app.serving import build, deployment_options
 from app.settings import Settings
 
 
@@ -28,3 +30,8 @@ def test_fixed_or_autoscaled_replicas_from_settings():
                                        serve_max_replicas=6), {})
     assert "num_replicas" not in auto
     assert auto["autoscaling_config"]["min_replicas"] == 2 and auto["autoscaling_config"]["max_replicas"] == 6
+
+
+def test_a_serve_config_can_import_the_application():
+    assert isinstance(build(), Application)  # what `import_path: app.serving:build` gives Serve
+    assert "runtime_env" not in deployment_options(Settings(_env_file=None), {})["ray_actor_options"]
