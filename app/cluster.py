@@ -5,9 +5,9 @@ What it runs, each reused when it already answers and waited on by its health ch
 - the single-process services (`app.services`): Redis, the demo backend, the first vLLM server;
 - more vLLM servers on the next ports, behind vLLM's router (`vllm-router`, policy `cache_aware`): the
   app's `VLLM_BASE_URL` is the router's, so a prompt prefix keeps landing where it is cached;
-- a Redis Cluster of 3 masters (the same redis-server binary in cluster mode, slots assigned here) for the
-  replicas' caches and counters; the single Redis stays the demo backend's (its knowledge-base index);
-- PostgreSQL (Debian's server, run as its `postgres` user; data under `.run/postgres`) for the
+- a Redis Cluster of 3 masters (`app.redis_cluster`) for the replicas' caches and counters; the single
+  Redis stays the demo backend's (its knowledge-base index);
+- PostgreSQL (`app.postgres`: Debian's server, run as its `postgres` user; data under `.run/postgres`) for the
   conversations, shared by every replica through LangGraph's `AsyncPostgresSaver`;
 - a Ray head on this machine and the help desk deployed on it by Ray Serve (`app.serving`), N replicas
   behind Serve's HTTP proxy.
@@ -30,9 +30,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 import httpx
-import redis
 
 from app import services
+from app.postgres import check_postgres, start_postgres, stop_postgres
+from app.redis_cluster import check_redis_cluster, start_redis_cluster, stop_redis_cluster
 from app.services import ServiceError, Status, _log, _spawn, _wait
 from app.settings import ROOT, Settings
 
@@ -84,156 +85,6 @@ def start_router(settings: Settings) -> Status:
            "--health-check-interval-secs", "2", "--health-failure-threshold", "2", "--log-level", "warning"]
     proc = _spawn(settings, "vllm-router", cmd)
     return _wait("vllm-router", proc, lambda: check_router(settings), 60, _log(settings, "vllm-router"))
-
-
-# ---------------------------------------------------------------- Redis Cluster
-SLOTS = 16384
-
-
-def cluster_ports(settings: Settings) -> list[int]:
-    """The local Redis Cluster's master ports."""
-    return [int(p) for p in settings.redis_cluster_ports.split(",") if p.strip()]
-
-
-def redis_node_name(port: int) -> str:
-    """Pid and log name of one Redis Cluster master."""
-    return f"redis-cluster-{port}"
-
-
-def check_redis_cluster(settings: Settings) -> Status:
-    """Every slot is served: `cluster_state:ok` on a node, and which masters answer."""
-    st = Status("redis-cluster", settings.redis_cluster_url, False, replicas=len(cluster_ports(settings)))
-    up, state = [], ""
-    for port in cluster_ports(settings):
-        try:
-            info = redis.Redis(port=port, socket_timeout=2, socket_connect_timeout=1).cluster("info")
-            up.append(port)
-            state = state or str(info.get("cluster_state"))
-            st.version = st.version or f"{info.get('cluster_slots_assigned')} slots assigned"
-        except Exception:  # noqa: BLE001 - a master that does not answer is listed as down
-            continue
-    st.healthy = state == "ok" and len(up) == len(cluster_ports(settings))
-    st.detail = f"cluster_state:{state or 'unreachable'}; masters up: {', '.join(map(str, up)) or 'none'}"
-    return st
-
-
-def start_redis_node(settings: Settings, port: int) -> None:
-    """Start one master in cluster mode (a cache: no persistence; its nodes.conf keeps its id and slots)."""
-    folder = settings.run_dir / "redis-cluster" / str(port)
-    folder.mkdir(parents=True, exist_ok=True)
-    cmd = [services._redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-           "--dir", str(folder), "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-           "--cluster-node-timeout", "3000",
-           # A master that is down takes only its own slots away: the others keep serving theirs.
-           "--cluster-require-full-coverage", "no", "--cluster-allow-reads-when-down", "yes"]
-    proc = _spawn(settings, redis_node_name(port), cmd)
-
-    def answers() -> Status:
-        ok = Status(redis_node_name(port), f"redis://127.0.0.1:{port}", False)
-        try:
-            ok.healthy = bool(redis.Redis(port=port, socket_timeout=1).ping())
-        except Exception:  # noqa: BLE001
-            pass
-        return ok
-
-    _wait(redis_node_name(port), proc, answers, 30, _log(settings, redis_node_name(port)))
-
-
-def start_redis_cluster(settings: Settings) -> Status:
-    """Three masters from the same redis-server binary, slots split evenly by the project, joined by MEET."""
-    if (st := check_redis_cluster(settings)).healthy:
-        return st
-    ports = cluster_ports(settings)
-    for port in ports:
-        try:
-            redis.Redis(port=port, socket_timeout=1).ping()
-        except redis.ConnectionError:
-            start_redis_node(settings, port)
-    nodes = [redis.Redis(port=p, socket_timeout=5) for p in ports]
-    if int(nodes[0].cluster("info").get("cluster_slots_assigned", 0)) < SLOTS:
-        bounds = [SLOTS * i // len(ports) for i in range(len(ports) + 1)]
-        for i, node in enumerate(nodes):
-            if not int(node.cluster("info").get("cluster_slots_assigned", 0)):
-                node.execute_command("CLUSTER", "ADDSLOTSRANGE", bounds[i], bounds[i + 1] - 1)
-        for port in ports[1:]:
-            nodes[0].execute_command("CLUSTER", "MEET", "127.0.0.1", port)
-    deadline = time.monotonic() + 30
-    while not (st := check_redis_cluster(settings)).healthy:
-        if time.monotonic() > deadline:
-            raise ServiceError(f"the Redis Cluster did not form: {st.detail}; see {_log(settings, 'redis-cluster-*')}")
-        time.sleep(0.2)
-    return st
-
-
-def stop_redis_cluster(settings: Settings) -> list[str]:
-    """Stop the masters this project started (their nodes.conf stays, so a restart rejoins the same slots)."""
-    return [redis_node_name(p) for p in cluster_ports(settings) if services.stop(settings, redis_node_name(p))]
-
-
-# ---------------------------------------------------------------- PostgreSQL
-def pg_dir(settings: Settings) -> Path:
-    """The local Postgres's folder: data, socket and log (owned by the postgres user)."""
-    return settings.run_dir / "postgres"
-
-
-def _as_postgres(cmd: list[str]) -> subprocess.CompletedProcess:
-    """Postgres refuses to run as root: run its tools as the `postgres` user Debian's package made."""
-    if os.geteuid() == 0:
-        cmd = ["runuser", "-u", "postgres", "--", *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-
-
-def check_postgres(settings: Settings) -> Status:
-    """Postgres accepts a connection to the help desk database."""
-    st = Status("postgres", settings.postgres_url.replace("postgres@", "postgres:***@"), False)
-    try:
-        import psycopg
-
-        with psycopg.connect(settings.postgres_url, connect_timeout=2) as conn:
-            st.version = str(conn.execute("show server_version").fetchone()[0])
-        st.healthy, st.detail = True, f"data in {pg_dir(settings) / 'data'}"
-    except Exception as exc:  # noqa: BLE001
-        st.detail = f"not reachable: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}"
-    return st
-
-
-def start_postgres(settings: Settings) -> Status:
-    """Initialise the data directory once, start the server on loopback and create the database."""
-    if (st := check_postgres(settings)).healthy:
-        return st
-    pg_bin = settings.postgres_bin
-    if not (pg_bin / "postgres").exists():
-        raise ServiceError(f"PostgreSQL is not installed at {pg_bin}; run `make setup` (Debian's postgresql)")
-    root, data = pg_dir(settings), pg_dir(settings) / "data"
-    root.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() == 0:
-        subprocess.run(["chown", "-R", "postgres:postgres", str(root)], check=True)
-    if not (data / "PG_VERSION").exists():
-        out = _as_postgres([str(pg_bin / "initdb"), "-D", str(data), "--auth=trust", "-U", "postgres", "-E", "UTF8",
-                            "--no-instructions"])
-        if out.returncode:
-            raise ServiceError(f"postgres initdb failed: {out.stderr.strip()[-500:]}")
-    opts = f"-p {settings.postgres_port} -k {root} -c listen_addresses=127.0.0.1 -c max_connections=200"
-    out = _as_postgres([str(pg_bin / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(root / "postgres.log"),
-                        "-w", "-t", "60", "start"])
-    if out.returncode:
-        raise ServiceError(f"postgres did not start: {out.stdout.strip()[-300:]} see {root / 'postgres.log'}")
-    import psycopg
-
-    admin = settings.postgres_url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("select 1 from pg_database where datname = 'helpdesk'").fetchone():
-            conn.execute("create database helpdesk")
-    return check_postgres(settings)
-
-
-def stop_postgres(settings: Settings, mode: str = "fast") -> bool:
-    """Stop the local Postgres (fast: roll back open transactions); False when it was not running."""
-    data = pg_dir(settings) / "data"
-    if not (data / "postmaster.pid").exists():
-        return False
-    _as_postgres([str(settings.postgres_bin / "pg_ctl"), "-D", str(data), "-m", mode, "-w", "stop"])
-    return True
 
 
 # ---------------------------------------------------------------- Ray and the Serve deployment
@@ -361,8 +212,9 @@ def up(settings: Settings, replicas: int | None = None, redeploy: bool = False) 
     statuses.append(start_ray(settings))
     serving = check_serve(settings)
     want = replicas or (None if settings.serve_autoscaling else settings.serve_replicas)
-    if serving.healthy and not redeploy and (want is None or replica_count(settings) == want):
-        serving.replicas = replica_count(settings)
+    running = replica_count(settings) if serving.healthy and not redeploy else 0
+    if running and (want is None or running == want):
+        serving.replicas = running
         statuses.append(serving)
     else:
         statuses.append(deploy(settings, replicas))
@@ -374,12 +226,6 @@ def kill_replica(settings: Settings, actor_name: str) -> None:
     out = _on_ray(settings, "ray.kill(ray.get_actor(sys.argv[1], namespace='serve'), no_restart=True)", actor_name)
     if out.returncode:
         raise ServiceError(f"could not kill replica {actor_name}: {out.stderr.strip()[-300:]}")
-
-
-def restart_postgres(settings: Settings) -> Status:
-    """Stop Postgres (fast: open transactions roll back) and start it again on the same data."""
-    stop_postgres(settings)
-    return start_postgres(settings)
 
 
 def down(settings: Settings, keep_services: bool = False) -> list[str]:

@@ -10,6 +10,7 @@ from app import services
 from app.ask import open_graph, run_turn
 from app.settings import get_settings
 from graph.context import Context
+from tests.integration.servers import bring_up
 
 pytestmark = pytest.mark.integration
 
@@ -21,12 +22,7 @@ def settings():
 
 @pytest.fixture(scope="session")
 def running(settings):
-    try:
-        statuses = services.up(settings)
-    except services.ServiceError as exc:
-        pytest.fail(f"services could not start: {exc}")
-    assert all(s.healthy for s in statuses), statuses
-    return statuses
+    return bring_up("services", services.up, settings)
 
 
 @pytest.fixture(scope="session")

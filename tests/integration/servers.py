@@ -1,4 +1,4 @@
-"""Helpers for tests that run a server process (the chat UI, LangGraph's dev server)."""
+"""Helpers for tests that start what they need: server processes (the chat UI, LangGraph's dev server), services."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
+from app import services
 from app.settings import ROOT
 
 
@@ -35,3 +37,13 @@ def serving(cmd: list[str], health_url: str, log_name: str, timeout: float = 180
         finally:
             proc.terminate()
             proc.wait(15)
+
+
+def bring_up(what: str, start, *args):
+    """Start something with `start(*args)`; the test fails with its reason unless every component is healthy."""
+    try:
+        statuses = start(*args)
+    except services.ServiceError as exc:
+        pytest.fail(f"{what} could not start: {exc}")
+    assert all(s.healthy for s in statuses), statuses
+    return statuses
