@@ -91,8 +91,9 @@ class Nodes:
             await settle_leave_type(question, slots, self.deps.embed_many)
         update["slots"] = slots
         if d.path == "template":
-            parts = [self._part(intent, d.clauses[i] if d.clauses else "", slots, profile, ctx)
-                     for i, intent in enumerate(d.intents)]
+            parts = [p for i, intent in enumerate(d.intents)
+                     for p in templates.per_month(self._part(intent, d.clauses[i] if d.clauses else "", slots,
+                                                             profile, ctx))]
             plan = templates.plan_parts(parts, user)
             if plan is not None:
                 return {**update, **self._label("template", parts), "parts": parts, "plan": plan}
@@ -119,7 +120,8 @@ class Nodes:
         if not clause:
             return Part(intent=intent, slots=slots)
         own = fill_slots(clause, today_of(ctx), profile)
-        merged = {**slots, **{k: v for k, v in own.items() if own["sources"].get(k) == "question"}}
+        merged = {**{k: v for k, v in slots.items() if k != "months"},  # the months this clause names, not all
+                  **{k: v for k, v in own.items() if own["sources"].get(k) == "question" or k == "months"}}
         return Part(intent=intent, slots={**merged, "question": slots["question"]})
 
     @staticmethod
@@ -129,7 +131,7 @@ class Nodes:
 
     @staticmethod
     def _label(route: str, parts: list[Part]) -> dict[str, Any]:
-        label = "+".join(p["intent"] for p in parts) or None
+        label = "+".join(dict.fromkeys(p["intent"] for p in parts)) or None
         annotate(route=route, intent=label)
         return {"route": route, "intent": label}
 

@@ -9,6 +9,7 @@ capitalized word of letters), so nothing a user types reaches a tool unchecked.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime, timedelta
@@ -34,7 +35,7 @@ _DAYS = "|".join(WEEKDAYS)
 _NUM = r"\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an|a couple of"
 # Phrases that name a time; the first that dateparser understands wins.
 _TIME_PHRASES = re.compile(
-    r"\b(?:day after tomorrow|tomorrow|tmrw|tmr|2moro|today|tonight|yesterday|right now"
+    r"\b(?:day after tomorrow|tomorrow|tmrw|tmr|2moro|2morrow|2mrw|today|tonight|yesterday|right now"
     r"|this (?:morning|afternoon|evening)"
     rf"|(?:this|next|the)? ?week-?end"
     rf"|(?:last|previous|past|this|current|next) (?:month|week|year)"
@@ -53,6 +54,31 @@ _NOT_PLACES = {w.title() for w in [*MONTH_NAMES, *WEEKDAYS, "today", "tomorrow",
                                    "last", "myhr", "spendwise", "brightconnect", "it", "hr", "me", "office",
                                    "brightmart", "q1", "q2", "q3", "q4"]}
 Prefer = Literal["past", "future"]
+MAX_MONTHS = 4  # a question comparing more months than this is answered for its first four
+# Words slots are read from, whose misspellings ("tomorow", "wednsday", "febuary", "berln") are spelled
+# right before reading: a misspelt day must not silently become today.
+_SPELLED = tuple(w for w in (*MONTH_NAMES, *WEEKDAYS, "tomorrow", "yesterday", "weekend", *(c.lower() for c in CITIES))
+                 if len(w) >= 5)
+_WORD = re.compile(r"[A-Za-z]{5,}")
+
+
+def spell_entities(text: str) -> str:
+    """The text with near-misspellings of months, weekdays, day words and cities spelled right.
+
+    Only words of five letters or more that start with the same letter and are at least 85% alike
+    (difflib's ratio) are changed, so ordinary words stay as they are ("match" is not "march").
+    """
+    def fix(m: re.Match[str]) -> str:
+        word = m.group(0)
+        low = word.lower()
+        if low in _SPELLED:
+            return word
+        close = difflib.get_close_matches(low, _SPELLED, n=1, cutoff=0.85)
+        if not close or close[0][0] != low[0]:
+            return word
+        return close[0].title() if word[0].isupper() else close[0]
+
+    return _WORD.sub(fix, text)
 
 
 def _parse(phrase: str, today: date, prefer: Prefer) -> date | None:
@@ -66,7 +92,7 @@ def _parse(phrase: str, today: date, prefer: Prefer) -> date | None:
             return None
     if phrase in ("this month", "current month"):
         return today
-    if phrase in ("tmrw", "tmr", "2moro"):  # chat spellings of tomorrow
+    if phrase in ("tmrw", "tmr", "2moro", "2morrow", "2mrw"):  # chat spellings of tomorrow
         return today + timedelta(days=1)
     if phrase in ("right now",) or phrase.startswith("this ") and phrase.split()[1] in ("morning", "afternoon",
                                                                                          "evening"):
@@ -96,15 +122,23 @@ def time_phrases(text: str) -> list[str]:
     return [m.group(0) for m in _TIME_PHRASES.finditer(text)]
 
 
-def month_slot(text: str, today: date) -> str | None:
-    """The month a question is about, as YYYY-MM (past months preferred: payslips are history)."""
+def month_slots(text: str, today: date) -> list[str]:
+    """Every month a question names, as YYYY-MM, in order and once each (past months preferred: payslips
+    are history). "Did my pay go up in April compared to March?" names two.
+    """
+    months: list[str] = []
     for phrase in time_phrases(text):
         d = _parse(phrase, today, "past")
-        if d is not None:
-            return f"{d.year}-{d.month:02d}"
-    if re.search(r"\bso far\b", text, re.IGNORECASE):
-        return f"{today.year}-{today.month:02d}"
-    return None
+        if d is not None and (m := f"{d.year}-{d.month:02d}") not in months:
+            months.append(m)
+    if not months and re.search(r"\bso far\b", text, re.IGNORECASE):
+        months.append(f"{today.year}-{today.month:02d}")
+    return months
+
+
+def month_slot(text: str, today: date) -> str | None:
+    """The month a question is about, as YYYY-MM: the first it names."""
+    return next(iter(month_slots(text, today)), None)
 
 
 def date_slot(text: str, today: date) -> str | None:
@@ -200,8 +234,12 @@ def fill_slots(text: str, today: date, profile: dict, previous: dict | None = No
     previous = previous or {}
     slots: dict[str, Any] = {"question": text.strip()[:500]}
     sources: dict[str, str] = {}
-    for name, value in (("month", month_slot(text, today)), ("date", date_slot(text, today)),
-                        ("city", city_slot(text)), ("leave_type", leave_type_slot(text))):
+    spelled = spell_entities(text)
+    months = month_slots(spelled, today)
+    if len(months) > 1:  # each is asked about: a monthly intent answers once per month
+        slots["months"] = months[:MAX_MONTHS]
+    for name, value in (("month", next(iter(months), None)), ("date", date_slot(spelled, today)),
+                        ("city", city_slot(spelled)), ("leave_type", leave_type_slot(text))):
         if value is not None:
             slots[name], sources[name] = value, "question"
         elif name in previous:

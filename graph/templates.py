@@ -123,6 +123,17 @@ def render(intent: str | None, slots: dict[str, Any], results: list[ToolResult],
     return renderer(slots, by_id)
 
 
+def per_month(part: Part) -> list[Part]:
+    """A monthly intent asked about several months ("did my pay go up in April compared to March?"): one
+    part per month, so each is fetched (at once) and answered; any other part as it is.
+    """
+    months = part["slots"].get("months") or []
+    spec = INTENTS.get(part["intent"])
+    if part.get("answer") or spec is None or "month" not in spec.required or len(months) < 2:
+        return [part]
+    return [Part(intent=part["intent"], slots={**part["slots"], "month": m}) for m in months]
+
+
 def part_prefix(parts: list[Part], i: int) -> str:
     """Call-id prefix of part i: none for a single part, `p0.`, `p1.` ... for compound requests."""
     return f"p{i}." if len(parts) > 1 else ""

@@ -181,3 +181,12 @@ async def test_a_compound_part_with_a_dependent_call_gets_its_input(graph_for):
     clothing = next(r for r in final["results"] if r["name"] == "clothing_advice")
     assert clothing["ok"] and clothing["args"]["condition"] == "rain"
     assert "Wear a coat (4.0 C)." in final["answer"]
+
+
+async def test_a_question_about_two_months_gets_both_months_figures(graph_for):
+    deps = make_deps(latency={"salary": 0.05})
+    graph = graph_for(deps)
+    final, _ = await ask(graph, "What was my salary in April compared to March?", user="E1007")
+    assert final["route"] == "template" and final["llm_calls"] == 0 and final["intent"] == "salary"
+    assert sorted(c[1]["month"] for c in deps.tools.calls) == ["2026-03", "2026-04"]
+    assert final["answer"].index("April 2026") < final["answer"].index("March 2026")  # in the order asked

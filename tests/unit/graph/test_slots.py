@@ -5,7 +5,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.slots import city_slot, date_slot, fill_slots, leave_type_slot, month_slot, refers_back
+from graph.slots import (
+    city_slot,
+    date_slot,
+    fill_slots,
+    leave_type_slot,
+    month_slot,
+    month_slots,
+    refers_back,
+    spell_entities,
+)
 
 TODAY = date(2026, 11, 29)  # a Sunday
 
@@ -46,6 +55,32 @@ def test_month_slot(text, month):
 ])
 def test_date_slot(text, day):
     assert date_slot(text, TODAY) == day
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("need a coat in madrid tomorow?", "2026-11-30"),  # not today: a misspelt day is still that day
+    ("weather in Paris tommorow", "2026-11-30"),
+    ("rain in Dublin on wednsday?", "2026-12-02"),
+    ("forecast for thrusday", "2026-12-03"),
+    ("any sun 2morrow", "2026-11-30"),
+])
+def test_misspelt_days_are_read_as_the_day_meant(text, day):
+    assert fill_slots(text, TODAY, {})["date"] == day
+
+
+def test_spelling_only_touches_near_misses_of_slot_words():
+    assert spell_entities("salary for febuary in Berln") == "salary for february in Berlin"
+    assert spell_entities("a match in Romeo's town, marsh and mouth") == "a match in Romeo's town, marsh and mouth"
+    assert city_slot(spell_entities("weather in lisbn")) == "Lisbon"
+
+
+def test_every_month_a_question_names():
+    assert month_slots("Did my pay go up in April compared to March?", TODAY) == ["2026-04", "2026-03"]
+    assert month_slots("salary for March, I mean the 3rd of March", TODAY) == ["2026-03"]
+    assert month_slots("my salary", TODAY) == []
+    slots = fill_slots("attendance in june and july", TODAY, {})
+    assert slots["month"] == "2026-06" and slots["months"] == ["2026-06", "2026-07"]
+    assert "months" not in fill_slots("attendance in june", TODAY, {})
 
 
 def test_city_from_gazetteer_and_capitalized_place():

@@ -1,7 +1,15 @@
 import pytest
 
 from graph.context import Context
-from graph.templates import compose, instantiate, parts_from_results, plan_parts, render, render_partial
+from graph.templates import (
+    compose,
+    instantiate,
+    parts_from_results,
+    per_month,
+    plan_parts,
+    render,
+    render_partial,
+)
 
 
 def test_options_are_typed_and_unknown_ones_refused():
@@ -71,3 +79,11 @@ def test_parts_from_an_llm_plan_prefer_the_intent_that_uses_every_tool():
     results = [_ok("weather", "weather", WEATHER), _ok("clothing_advice", "clothing_advice", {"advice": "Coat."}),
                _ok("leave_balance", "leave_balance", BALANCE)]
     assert [p["intent"] for p in parts_from_results({}, results)] == ["leave_balance", "weather_clothing"]
+
+
+def test_a_monthly_intent_asked_about_several_months_is_one_part_per_month():
+    slots = {"month": "2026-04", "months": ["2026-04", "2026-03"], "question": "q"}
+    parts = per_month({"intent": "salary", "slots": slots})
+    assert [p["slots"]["month"] for p in parts] == ["2026-04", "2026-03"]
+    assert [c["id"] for c in plan_parts(parts, "E1001")] == ["p0.salary", "p1.salary"]
+    assert per_month({"intent": "leave_balance", "slots": slots}) == [{"intent": "leave_balance", "slots": slots}]
