@@ -11,6 +11,7 @@ import numpy as np
 
 from graph.router import group_of
 from graph.router_model import RouterModel
+from tools.registry import INTENTS
 
 MAX_WRONG_RATE = 0.01  # confidently wrong shortcuts allowed, at most, on the dev split
 # The closest FAQ entry offered on the full path (framed as the closest, with where to ask) must be the
@@ -49,22 +50,34 @@ def clopper_pearson_upper(wrong: int, n: int, confidence: float = 0.95) -> float
     return float(beta.ppf(confidence, wrong + 1, n - wrong))
 
 
-def choose_thresholds(results: list[Outcome], floor: float) -> dict[str, float]:
-    """Per route group, the lowest threshold at which no dev item of that group is confidently wrong.
+def family_of(group: str) -> str:
+    """The threshold family of a route group: every tool intent shares one, like every FAQ entry shares one.
 
-    A route whose dev items are all wrong even at the top confidence gets 1.01: never taken.
+    A fine-tuned router is so sure of its dev questions that one route alone says little: attendance's
+    25 dev questions all scored above 0.97, so its own walk-down stopped there and a held-out 0.96 that was
+    right stepped aside. The tool intents are one kind of decision (a template for the caller), so their
+    dev items are pooled: the threshold is where a wrong one would first appear among all of them.
+    """
+    return "template" if group in INTENTS else group
+
+
+def choose_thresholds(results: list[Outcome], floor: float) -> dict[str, float]:
+    """Per route group, the lowest threshold at which no dev item of its family is confidently wrong.
+
+    A family whose dev items are all wrong even at the top confidence gets 1.01: never taken.
     """
     groups = {group_of(r.top) for r in results}
-    thresholds = {}
-    for g in sorted(groups):
-        mine = sorted((r for r in results if group_of(r.top) == g and r.support >= floor), key=lambda r: -r.confidence)
+    by_family: dict[str, float] = {}
+    for fam in sorted({family_of(g) for g in groups}):
+        mine = sorted((r for r in results if family_of(group_of(r.top)) == fam and r.support >= floor),
+                      key=lambda r: -r.confidence)
         t = 1.01
         for r in mine:  # walk down from the most confident; stop before the first wrong one
             if r.top != r.gold:
                 break
             t = r.confidence
-        thresholds[g] = round(max(t, 0.2), 4)
-    return thresholds
+        by_family[fam] = round(max(t, 0.2), 4)
+    return {g: by_family[family_of(g)] for g in sorted(groups)}
 
 
 def takes_shortcut(top: str, confidence: float, support: float, thresholds: dict[str, float], floor: float) -> bool:
