@@ -20,7 +20,7 @@ class Context:
     pruning_enabled: bool = True  # prune long histories by relevance
     next_turn_enabled: bool = True  # after an answer, prefetch the caller's likely next request
     next_turn_min_share: float = 0.3  # of the requests seen after this one, the share the next one must have
-    next_turn_min_seen: int = 3  # and how many times at least
+    next_turn_min_seen: int = 2  # and how many times at least
     next_turn_budget: int = 4  # backend calls a conversation may spend on next-turn prefetch
     kb_cache_threshold: float = 0.95  # cosine similarity for kb_search cache hits
     kb_answer_threshold: float = 0.55  # top passage similarity needed to quote it without the LLM

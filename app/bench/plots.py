@@ -39,6 +39,9 @@ def optimized_lines(s: dict[str, Any]) -> str:
         lines.append(f"next-turn prefetch: {share} of {n['later_personal_requests']} later personal requests served "
                      f"from it; calls used {n['used']}, wasted {n['wasted']} "
                      f"({n['wasted_per_session']:.2f} per session)")
+        if n.get("slice_later_personal_requests"):
+            lines.append(f"  session slice: {n['slice_served_share']:.0%} of {n['slice_later_personal_requests']} "
+                         f"later personal requests; wasted {n['slice_wasted_per_session']:.2f} per session")
     if "cold_first_request_ms" in s:
         lines.append(f"first request after start {_fmt(s['cold_first_request_ms'])} ms, the same again "
                      f"{_fmt(s['warm_first_request_ms'])} ms (cold/warm {_fmt(s['cold_over_warm'], 2)})")

@@ -72,7 +72,15 @@ def interleaved(items: list[Item], window: int = 4) -> list[Item]:
 
 
 def next_turn_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Next-turn prefetch: calls used and wasted, and the share of later personal requests it served."""
+    """Next-turn prefetch: calls used and wasted, and the share of later personal requests it served, over
+    every conversation and over the session slice alone (`slice_*`: the conversations written to measure it).
+    """
+    out = _served(rows)
+    sliced = _served([r for r in rows if r.get("kind") == "session"])
+    return {**out, **{f"slice_{k}": v for k, v in sliced.items()}}
+
+
+def _served(rows: list[dict[str, Any]]) -> dict[str, Any]:
     personal = {name for name, spec in TOOLS.items() if spec.personal}
     later: list[dict[str, Any]] = []
     seen: set[str] = set()

@@ -12,9 +12,12 @@ def test_next_turn_summary_counts_later_personal_requests_of_each_session():
             {"session": "p2", "tools": [_tool("salary")], "next_turn": {}},
             {"session": "p2", "tools": [_tool("leave_balance")], "next_turn": {"used": 0, "wasted": 1}},
             {"session": "p3", "tools": [], "next_turn": {}}]
+    for r in rows[:2]:
+        r["kind"] = "session"
     s = next_turn_summary(rows)
     assert s["later_personal_requests"] == 2 and s["served_share"] == 0.5
     assert (s["used"], s["wasted"], s["sessions"]) == (1, 1, 3)
+    assert (s["slice_later_personal_requests"], s["slice_served_share"], s["slice_sessions"]) == (1, 1.0, 1)
 
 
 def test_sessions_are_interleaved_so_a_turn_never_follows_its_own_answer_at_once():
