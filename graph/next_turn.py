@@ -44,8 +44,12 @@ class NextTurn:
         return self.deps.cache.namespace + PREFIX + ":".join(parts)
 
     async def learn(self, previous: list[str], current: list[str]) -> None:
-        """Count that each current intent followed each previous one."""
-        pairs = [(a, b) for a in previous for b in current if a in INTENTS and b in INTENTS]
+        """Count that each current intent followed each previous one.
+
+        The same intent again ("and last month?") is not counted: it is never prefetched (the conversation
+        already asked it), and counting it would drown what does follow in long runs of follow-ups.
+        """
+        pairs = [(a, b) for a in previous for b in current if a in INTENTS and b in INTENTS and a != b]
         if not pairs:
             return
         pipe = self.deps.redis.pipeline(transaction=False)

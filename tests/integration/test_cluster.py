@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from app import cluster, postgres, redis_cluster, services
+from app.bench import cluster_load
 from app.remote import RemoteAsker
 from tests.integration.servers import bring_up
 
@@ -44,6 +45,19 @@ def test_status_lists_every_tier_with_replicas(stack):
     assert {"redis", "backend", "vllm", "vllm-2", "vllm-router", "postgres", "ray", "serve"} <= set(by_name)
     assert all(s.healthy for s in by_name.values()), [s for s in by_name.values() if not s.healthy]
     assert by_name["serve"].replicas == 2 and by_name["vllm-router"].replicas == 2
+
+
+def test_load_through_the_http_api_has_no_errors_and_uses_both_replicas(stack):
+    """32 concurrent signed-in sessions through Serve's proxy (x3 requests by default; the issue's full 32 x 10
+    with HELPDESK_LOAD_REQUESTS=10): every request answered, none an error, both replicas serving."""
+    per_session = int(os.environ.get("HELPDESK_LOAD_REQUESTS", "3"))
+    result = cluster_load.run(cluster.serve_url(stack), stack, sessions=32, per_session=per_session)
+    print(f"\ncluster load: {result['requests']} requests, {result['throughput_rps']:.2f} req/s, "
+          f"p95 {result['p95_ms']:,.0f} ms, routes {result['routes']}, served by {result['served_by']}")
+    assert result["requests"] == 32 * per_session and result["errors"] == 0, [
+        r for r in result["rows"] if r["error"]][:3]
+    assert all(r["answer"] for r in result["rows"]) and "error" not in result["routes"]
+    assert len(result["served_by"]) == 2, result["served_by"]
 
 
 def test_conversation_continues_after_its_replica_is_killed(stack):

@@ -1,5 +1,6 @@
 from graph.executor import signature
-from graph.next_turn import account
+from graph.next_turn import NextTurn, account
+from tests.unit.conftest import make_deps
 
 
 def _result(name, args, cache):
@@ -20,3 +21,14 @@ def test_a_prefetched_call_for_another_month_is_wasted_and_the_real_call_is_not_
                "wasted": 1}
     results, counts = account(offered, [_result("attendance", {"employee": "E1001", "month": "2026-09"}, "miss")])
     assert results[0]["cache"] == "miss" and (counts["used"], counts["wasted"]) == (0, 1)
+
+
+async def test_a_run_of_follow_ups_does_not_drown_what_follows_a_request():
+    deps = make_deps()
+    nt = NextTurn(deps)
+    for _ in range(6):  # "and last month?" again and again: the same intent, never prefetched
+        await nt.learn(["salary"], ["salary"])
+    await nt.learn(["salary"], ["attendance"])
+    await nt.learn(["salary"], ["attendance"])
+    assert await nt.likely("salary", min_share=0.3, min_seen=2) == ["attendance"]
+    assert await nt.likely("salary", min_share=0.3, min_seen=3) == []
