@@ -116,6 +116,7 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
             elif mode == "values":
                 final = chunk
     except Exception as exc:  # noqa: BLE001 - one failed question must not stop a batch
+        log.exception("turn failed")
         return {**row, "answer": "", "route": "error", "tools": [], "llm_calls": 0, "timings_ms": {},
                 "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
                 "error": f"Something went wrong while answering ({type(exc).__name__}); please try again."}
@@ -127,7 +128,8 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
             "tools": [{"name": r["name"], "args": r["args"], "ms": r["ms"], "cache": r["cache"], "ok": r["ok"],
                        "error": r["error"]} for r in final.get("results") or []],
             "prefetch": final.get("prefetch") or {}, "llm_calls": final.get("llm_calls", 0),
-            "next_turn": {"offered": len(nxt.get("offered") or []), "used": nxt.get("used", 0),
+            "next_turn": {"offered": len(nxt.get("offered") or []) + len(nxt.get("in_flight") or []),
+                          "used": nxt.get("used", 0),
                           "wasted": nxt.get("wasted", 0)},
             "timings_ms": {k: round(v, 1) for k, v in (final.get("timings_ms") or {}).items()},
             "total_ms": round(total, 1), "ttft_ms": round(ttft, 1) if ttft is not None else None,

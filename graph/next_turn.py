@@ -24,7 +24,7 @@ from redis.exceptions import RedisError
 
 from graph.context import Context
 from graph.deps import Deps
-from graph.executor import fetch, signature
+from graph.executor import Outcome, fetch, signature
 from graph.templates import instantiate
 from tools.registry import INTENTS, TOOLS
 
@@ -107,22 +107,44 @@ class NextTurn:
         if tasks:
             self.deps.prefetches[f"next:{thread}"] = (time.monotonic(), tasks)
 
-    async def _fetch(self, thread: str, sig: str, name: str, args: dict[str, Any], user: str, ctx: Context) -> None:
+    async def _fetch(self, thread: str, sig: str, name: str, args: dict[str, Any], user: str,
+                     ctx: Context) -> Outcome:
         out = await fetch(self.deps, name, args, user, ctx)
         if out.error is None and out.cache == "miss":  # it reached the backend: used next turn, or wasted
             key = self._key("offered", thread)
             await self.deps.redis.sadd(key, sig)
             await self.deps.redis.expire(key, KEEP_S)
+        return out
+
+    async def settle(self, thread: str | None, next_turn: dict[str, Any], results: list[Any],
+                     left: int) -> tuple[list[Any], dict[str, Any]]:
+        """After the tool stage: mark and count what the last turn's prefetch served (`account`); the calls this
+        turn took while still in flight are no longer offered to the next one.
+        """
+        results, counts = account(next_turn, results, left)
+        taken = [signature(r["name"], r["args"]) for r in results if r["cache"] == "next_turn"]
+        if thread and (taken := [s for s in taken if s in set(next_turn.get("in_flight") or [])]):
+            try:
+                await self.deps.redis.srem(self._key("offered", thread), *taken)
+            except RedisError:
+                pass
+        return results, counts
 
     async def collect(self, thread: str) -> dict[str, Any]:
-        """At a new question: stop what is still running and take the calls offered to this turn.
+        """At a new question: take the calls offered to this turn, and keep those still in flight for it.
 
-        `{"offered": [signatures], "used": 0, "wasted": n}`: until the tool stage says which it used,
-        every call that reached the backend counts as wasted, and so does every call cut short here.
+        `{"offered": [signatures], "in_flight": [signatures], "used": 0, "wasted": n}`: a call that finished
+        and reached the backend is offered; one still running is handed to the tool stage (`in_flight`), which
+        waits for it if the turn asks it and stops it otherwise. Until the tool stage says which it used, every
+        offered call counts as wasted.
         """
-        running = [t for t in self.deps.prefetches.pop(f"next:{thread}", (0.0, {}))[1].values() if not t.done()]
-        for task in running:
-            task.cancel()
+        _, tasks = self.deps.prefetches.pop(f"next:{thread}", (0.0, {}))
+        if (start := tasks.pop("start", None)) is not None:
+            start.cancel()  # still deciding what to fetch: too late now
+        self.deps.prefetches.pop(f"next:{thread}:in_flight", None)  # an earlier turn's: done, offered if useful
+        running = {sig: t for sig, t in tasks.items() if not t.done()}
+        if running:  # the question came before the calls returned: this turn may use them
+            self.deps.prefetches[f"next:{thread}:in_flight"] = (time.monotonic(), running)
         members: Any = []
         try:
             # Read and remove in one command (atomic, and one key: fine on a Redis Cluster).
@@ -130,16 +152,33 @@ class NextTurn:
         except RedisError:
             pass
         offered = sorted(m.decode() if isinstance(m, bytes) else m for m in members)
-        return {"offered": offered, "used": 0, "wasted": len(offered) + len(running)}
+        return {"offered": offered, "in_flight": sorted(running), "used": 0, "wasted": len(offered)}
+
+    def join(self, thread: str | None, prefetched: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+        """For the tool stage: this turn's prefetches plus the last turn's next-turn calls still in flight when
+        the question came (taken once), and which of them came from the last turn.
+        """
+        ahead = self.deps.prefetches.pop(f"next:{thread}:in_flight", (0.0, {}))[1] if thread else {}
+        for sig in ahead.keys() & prefetched.keys():  # the same call started twice: keep this turn's
+            ahead.pop(sig).cancel()
+        return {**ahead, **prefetched}, set(ahead)
 
 
-def account(next_turn: dict[str, Any], results: list[Any]) -> tuple[list[Any], dict[str, Any]]:
-    """Mark the results the last turn's prefetch served (cache "next_turn") and count used and wasted."""
+def account(next_turn: dict[str, Any], results: list[Any], left: int = 0) -> tuple[list[Any], dict[str, Any]]:
+    """Mark the results the last turn's prefetch served (cache "next_turn") and count used and wasted.
+
+    An offered call is found in the cache ("hit"); one that was still in flight is awaited ("prefetch").
+    `left`: in-flight calls the turn did not use, stopped by the tool stage (wasted too).
+    """
     offered = set(next_turn.get("offered") or [])
-    marked, used = [], 0
+    in_flight = set(next_turn.get("in_flight") or [])
+    marked, used, used_offered = [], 0, 0
     for r in results:
-        if r["cache"] == "hit" and signature(r["name"], r["args"]) in offered:
+        sig = signature(r["name"], r["args"])
+        if (r["cache"] == "hit" and sig in offered) or (r["cache"] == "prefetch" and sig in in_flight):
+            used_offered += sig in offered and r["cache"] == "hit"
             r = {**r, "cache": "next_turn"}
             used += 1
         marked.append(r)
-    return marked, {**next_turn, "used": used, "wasted": max(0, next_turn.get("wasted", 0) - used)}
+    wasted = max(0, next_turn.get("wasted", 0) - used_offered) + left
+    return marked, {**next_turn, "used": used, "wasted": wasted}

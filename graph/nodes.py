@@ -15,11 +15,11 @@ from graph.deps import Deps
 from graph.executor import Prefetcher, run_plan
 from graph.kit import context_of, current_context, emit, emit_chunked, normalize, thread_of, timed, today_of
 from graph.language import ENGLISH_ONLY
-from graph.next_turn import NextTurn, account
+from graph.next_turn import NextTurn
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import OUT_OF_SCOPE, closest_faq, not_in_handbook, refusal
-from graph.slots import fill_slots, refers_back, settle_leave_type
+from graph.slots import clause_slots, fill_slots, refers_back, settle_leave_type
 from graph.state import RESET, Part, State
 from graph.tracing import annotate
 from tools.registry import INTENTS
@@ -119,10 +119,7 @@ class Nodes:
             return Part(intent=intent, slots={}, answer=self.deps.faq[intent[4:]].answer)
         if not clause:
             return Part(intent=intent, slots=slots)
-        own = fill_slots(clause, today_of(ctx), profile)
-        merged = {**{k: v for k, v in slots.items() if k != "months"},  # the months this clause names, not all
-                  **{k: v for k, v in own.items() if own["sources"].get(k) == "question" or k == "months"}}
-        return Part(intent=intent, slots={**merged, "question": slots["question"]})
+        return Part(intent=intent, slots=clause_slots(clause, slots, today_of(ctx), profile))
 
     @staticmethod
     def _route(update: dict[str, Any], route: str, answer: str) -> dict[str, Any]:
@@ -186,6 +183,7 @@ class Nodes:
         ctx = context_of(runtime)
         prefetched = Prefetcher.take(self.deps, state["turn_id"]) if state.get("prefetch") else {}
         started = len(prefetched)
+        prefetched, ahead = NextTurn(self.deps).join(thread_of(), prefetched)  # the last turn's, still running
         parts = state.get("parts") or []
         streamed: list[int] = []
         arrived: list[Any] = []
@@ -204,15 +202,17 @@ class Nodes:
             stream_ready_parts()  # FAQ parts need no tool
         results = await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched,
                                  stream_ready_parts if progressive else None)
+        left_ahead = len(ahead & prefetched.keys())
         for task in prefetched.values():  # what the plan did not take is wasted: stop it
             task.cancel()
         update: dict[str, Any] = {"streamed_parts": streamed}
-        if (state.get("next_turn") or {}).get("offered"):  # what the last turn prefetched for this one
-            results, update["next_turn"] = account(state["next_turn"], results)
+        if (nt := state.get("next_turn") or {}).get("offered") or nt.get("in_flight"):  # the last turn's prefetch
+            results, update["next_turn"] = await NextTurn(self.deps).settle(thread_of(), nt, results, left_ahead)
         update["results"] = results
         annotate(cache=",".join(f"{r['name']}:{r['cache']}" for r in results), tools=len(results))
         if started:
-            update["prefetch"] = {**state["prefetch"], "used": started - len(prefetched), "wasted": len(prefetched)}
+            mine = len(prefetched) - left_ahead
+            update["prefetch"] = {**state["prefetch"], "used": started - mine, "wasted": mine}
         return update
 
     @timed

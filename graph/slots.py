@@ -253,6 +253,16 @@ def fill_slots(text: str, today: date, profile: dict, previous: dict | None = No
     return slots
 
 
+def clause_slots(clause: str, slots: dict[str, Any], today: date, profile: dict) -> dict[str, Any]:
+    """The slots of one part of a compound request: what its own clause names first (its months, not the
+    whole request's), then the request's.
+    """
+    own = fill_slots(clause, today, profile)
+    merged = {**{k: v for k, v in slots.items() if k != "months"},
+              **{k: v for k, v in own.items() if own["sources"].get(k) == "question" or k == "months"}}
+    return {**merged, "question": slots["question"]}
+
+
 def warm() -> None:
     """Load dateparser's English data now (its first parse takes ~0.3 s)."""
     _parse("last month", date(2026, 1, 15), "past")

@@ -51,6 +51,28 @@ async def test_the_likely_next_request_is_fetched_before_it_is_asked(ask, backen
     await redis.aclose()
 
 
+async def test_the_next_request_asked_before_its_prefetch_returned_waits_for_that_call(ask, backend, fresh_cache,
+                                                                                       settings):
+    redis = Redis.from_url(settings.redis)
+    await _forget_what_was_learned(redis)
+    for user, month in (("E1002", "May"), ("E1003", "July")):
+        thread = new_thread_id()
+        await ask(PAY.format(m=month), user=user, thread=thread, today=TODAY)
+        await ask(ATTENDANCE, user=user, thread=thread, today=TODAY)
+    thread = new_thread_id()
+    await ask(PAY.format(m="April"), user="E1012", thread=thread, today=TODAY)
+    for _ in range(50):  # the prefetch has started (its budget is spent before its calls go out)
+        if await redis.exists(f"hd:next:spent:{thread}"):
+            break
+        await asyncio.sleep(0.02)
+    row = await ask(ATTENDANCE, user="E1012", thread=thread, today=TODAY)  # at once: attendance takes ~1.5 s
+    att = backend.get("/attendance", params={"employee": "E1012", "month": "2026-04"}).json()
+    assert [t["cache"] for t in row["tools"]] == ["next_turn"]
+    assert f"{att['present_days']} of {att['working_days']}" in row["answer"]
+    assert row["next_turn"] == {"offered": 1, "used": 1, "wasted": 0}
+    await redis.aclose()
+
+
 async def test_a_prefetch_nobody_asked_for_is_counted_as_wasted(ask, fresh_cache, settings):
     redis = Redis.from_url(settings.redis)
     await _forget_what_was_learned(redis)

@@ -32,3 +32,14 @@ async def test_a_run_of_follow_ups_does_not_drown_what_follows_a_request():
     await nt.learn(["salary"], ["attendance"])
     assert await nt.likely("salary", min_share=0.3, min_seen=2) == ["attendance"]
     assert await nt.likely("salary", min_share=0.3, min_seen=3) == []
+
+
+def test_a_call_still_in_flight_when_the_question_came_is_awaited_and_counted_as_used():
+    args = {"employee": "E1001", "month": "2026-10"}
+    sig = signature("attendance", args)
+    results, counts = account({"offered": [], "in_flight": [sig], "used": 0, "wasted": 0},
+                              [_result("attendance", args, "prefetch")])
+    assert results[0]["cache"] == "next_turn" and (counts["used"], counts["wasted"]) == (1, 0)
+    _, counts = account({"offered": [], "in_flight": [sig], "used": 0, "wasted": 0},
+                        [_result("salary", args, "miss")], left=1)  # asked something else: stopped, wasted
+    assert (counts["used"], counts["wasted"]) == (0, 1)

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from graph.slots import (
     city_slot,
+    clause_slots,
     date_slot,
     fill_slots,
     leave_type_slot,
@@ -81,6 +82,14 @@ def test_every_month_a_question_names():
     slots = fill_slots("attendance in june and july", TODAY, {})
     assert slots["month"] == "2026-06" and slots["months"] == ["2026-06", "2026-07"]
     assert "months" not in fill_slots("attendance in june", TODAY, {})
+
+
+def test_a_compound_part_keeps_its_own_months_not_the_whole_requests():
+    whole = fill_slots("my salary for March and April and my attendance for June", TODAY, {})
+    assert whole["months"] == ["2026-03", "2026-04", "2026-06"]
+    attendance = clause_slots("my attendance for June", whole, TODAY, {})
+    assert attendance["month"] == "2026-06" and "months" not in attendance
+    assert clause_slots("my salary for March and April", whole, TODAY, {})["months"] == ["2026-03", "2026-04"]
 
 
 def test_city_from_gazetteer_and_capitalized_place():
