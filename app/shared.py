@@ -35,6 +35,13 @@ class GraphHolder:
                 self._graph = await self._cm.__aenter__()
             return self._graph
 
+    async def close(self) -> None:
+        """Close the graph's checkpointer and clients (a process that ends on its own, e.g. a probe)."""
+        async with self._lock:
+            if self._cm is not None:
+                await self._cm.__aexit__(None, None, None)
+            self._graph = self._cm = None
+
 
 HOLDER = GraphHolder()
 READY = asyncio.Event()  # set once warm(): /healthz says ready only then

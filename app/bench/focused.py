@@ -39,7 +39,8 @@ async def contention(threads: int | None = None) -> int:
 
 async def accuracy_only(out: str = "bench-results") -> int:
     """The optimized graph alone on the whole workload: accuracy of the main mix beside the held-out slice,
-    with the misses listed (minutes, not the full benchmark's hour; no plain agent, no ablation).
+    with the misses listed and every row kept (minutes, not the full benchmark's hour; no plain agent, no
+    ablation).
     """
     settings = get_settings()
     services.up(settings)
@@ -55,7 +56,10 @@ async def accuracy_only(out: str = "bench-results") -> int:
     summary.update(optimized_summary(rows))
     misses = [{k: r[k] for k in ("kind", "q", "route", "answer")} for r in rows if not r["correct"]]
     Path(out).mkdir(parents=True, exist_ok=True)
-    (Path(out) / "accuracy.json").write_text(json.dumps({"summary": summary, "misses": misses}, indent=2))
+    kept = [{k: r.get(k) for k in ("kind", "session", "user", "q", "route", "router_label", "correct", "total_ms",
+                                   "ttft_ms", "floor_kind", "floor_ms", "tools", "next_turn")} for r in rows]
+    (Path(out) / "accuracy.json").write_text(json.dumps({"summary": summary, "misses": misses, "rows": kept},
+                                                        indent=2))
     for name in ("main_workload", "heldout_slice"):
         s = summary[name]
         print(f"{name:14s} n={s['n']:3d} accuracy {s['accuracy']:.1%}  mean {s['mean_ms']:,.0f} ms  "

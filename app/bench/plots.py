@@ -45,6 +45,9 @@ def optimized_lines(s: dict[str, Any]) -> str:
     if "cold_first_request_ms" in s:
         lines.append(f"first request after start {_fmt(s['cold_first_request_ms'])} ms, the same again "
                      f"{_fmt(s['warm_first_request_ms'])} ms (cold/warm {_fmt(s['cold_over_warm'], 2)})")
+        if "warm_unseen_request_ms" in s:
+            lines.append(f"  another question of the kind, warm: {_fmt(s['warm_unseen_request_ms'])} ms "
+                         f"(cold/warm {_fmt(s['cold_over_warm_unseen'], 2)})")
     return "\n".join(lines)
 
 
