@@ -104,7 +104,9 @@ def choose_faq_fallback(model: RouterModel, items: list[dict[str, Any]], vecs: n
     """How sure the router must be of an FAQ entry to offer it on the full path when the shortcut stepped aside.
 
     Walk the dev items below the shortcut, most probable FAQ entry first; the threshold is the lowest
-    probability at which the entries offered so far are right at least `FALLBACK_MIN_PRECISION` of the time.
+    probability of a right offer at which the entries offered so far are right at least
+    `FALLBACK_MIN_PRECISION` of the time. It never ends on a wrong offer: a run of wrong ones below the last
+    right one ("are pets allowed in the office?" offered the remote-work entry) would only add noise.
     """
     below = []
     for it, vec in zip(items, vecs, strict=True):
@@ -118,6 +120,6 @@ def choose_faq_fallback(model: RouterModel, items: list[dict[str, Any]], vecs: n
     threshold, right, offered, stats = 1.01, 0, 0, {"offered": 0, "right": 0}
     for p, ok in below:
         right, offered = right + ok, offered + 1
-        if right / offered >= FALLBACK_MIN_PRECISION:
+        if ok and right / offered >= FALLBACK_MIN_PRECISION:
             threshold, stats = p, {"offered": offered, "right": right}
     return {"threshold": round(threshold, 4), **stats, "below_shortcut": len(below)}

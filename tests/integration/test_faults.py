@@ -118,13 +118,14 @@ async def test_abandoned_stream_is_cancelled_in_vllm(settings, running, helpdesk
         return sum(float(v) for labels, v in rows
                    if reasons is None or re.search(r'finished_reason="(\w+)"', labels).group(1) in reasons)
 
-    finished = await vllm("request_success_total", {"stop", "length"})  # requests that ran to their end
     first_piece = asyncio.Event()
     task = asyncio.create_task(run_turn(helpdesk, "Write a long story about a cheerful Monday at the store.",
                                         "E1003", None, Context(answer_max_tokens=400, templates_enabled=False),
                                         lambda _t: first_piece.set()))
     await asyncio.wait_for(first_piece.wait(), 60)
-    # A piece of the answer has arrived, so vLLM is generating it (400 tokens would take ~20 s here).
+    # A piece of the answer has arrived, so vLLM is generating it (400 tokens would take ~20 s here). Counted
+    # now: a plan the router's doubt asked for has already ended, and ends with a stop token.
+    finished = await vllm("request_success_total", {"stop", "length"})  # requests that ran to their end
     task.cancel()  # the user closed the chat
     with pytest.raises(asyncio.CancelledError):
         await task

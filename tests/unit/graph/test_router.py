@@ -101,22 +101,26 @@ async def test_closest_faq_offers_on_the_test_split_name_the_right_entry_mostly(
     assert offers["precision"] >= 0.6, offers
 
 
-def test_the_closest_faq_threshold_is_the_lowest_that_keeps_offers_right():
+def test_the_closest_faq_threshold_is_the_lowest_right_offer_that_keeps_offers_right():
     from app.router_thresholds import choose_faq_fallback
     from graph.router_model import RouterModel
 
-    # faq:a's probability falls with the first coordinate; the first three items are faq:a questions, the
-    # rest are handbook questions that look like it.
+    # faq:a's probability falls with the first coordinate; items are faq:a questions or handbook questions
+    # that look like it.
     model = RouterModel(["faq:a", "faq:b", "handbook"], np.array([[4.0, 0.0], [0.0, 0.0], [-4.0, 0.0]]),
                         np.zeros(3), np.eye(2, dtype=np.float32), ["faq:a", "handbook"], {})
     xs = [0.9, 0.7, 0.5, 0.3, 0.2, 0.1]
     vecs = np.array([[x, np.sqrt(1 - x * x)] for x in xs], dtype=np.float32)
-    items = [{"route": r} for r in ["faq:a"] * 3 + ["handbook"] * 3]
-    out = choose_faq_fallback(model, items, vecs, {"faq": 1.01, "handbook": 1.01}, 0.0)
     p = [model.score(v).best_faq()[1] for v in vecs]
     assert p == sorted(p, reverse=True) and p[-1] >= 0.3
-    # right so far: 1/1, 2/2, 3/3, 3/4, 3/5 = 0.6 (kept), 3/6 = 0.5 (not): offered down to the fifth
-    assert out["threshold"] == round(p[4], 4) and (out["offered"], out["right"]) == (5, 3)
+    items = [{"route": r} for r in ["faq:a", "faq:a", "faq:a", "handbook", "faq:a", "handbook"]]
+    out = choose_faq_fallback(model, items, vecs, {"faq": 1.01, "handbook": 1.01}, 0.0)
+    # right so far: 1/1, 2/2, 3/3, 3/4, 4/5 (a right offer at 0.8: kept), 4/6 (a wrong one): down to the fifth
+    assert out["threshold"] == round(p[4], 4) and (out["offered"], out["right"]) == (5, 4)
+    # three right, then only wrong ones (3/4 and 3/5 would still be >= 0.6): it stops at the last right one
+    items = [{"route": r} for r in ["faq:a"] * 3 + ["handbook"] * 3]
+    out = choose_faq_fallback(model, items, vecs, {"faq": 1.01, "handbook": 1.01}, 0.0)
+    assert out["threshold"] == round(p[2], 4) and (out["offered"], out["right"]) == (3, 3)
     # nothing right: never offered
     assert choose_faq_fallback(model, items[3:], vecs[3:], {"faq": 1.01}, 0.0)["threshold"] == 1.01
 
