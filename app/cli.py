@@ -96,6 +96,10 @@ def _ui(ns: argparse.Namespace) -> int:
 
 
 def _calibrate(ns: argparse.Namespace) -> int:
+    if ns.quotes:
+        from app.quote_calibration import main as quotes_main
+
+        return quotes_main(as_json=ns.json)
     from app.calibrate import main as calibrate_main
 
     return asyncio.run(calibrate_main(as_json=ns.json, write=ns.write))
@@ -165,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("calibrate", help="router accuracy, wrong shortcuts and coverage on the test split")
     c.add_argument("--json", action="store_true", help="print the full report as JSON")
     c.add_argument("--write", action="store_true", help="keep the summary in data/calibration.json")
+    c.add_argument("--quotes", action="store_true", help="the handbook quote's threshold instead of the router's")
     c.set_defaults(fn=_calibrate)
 
     b = sub.add_parser("bench", help="benchmark against the plain agent")

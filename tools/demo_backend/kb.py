@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 from tools.embeddings import Embedder
 from tools.text import idf_overlaps
-from tools.vectors import VectorSet
+from tools.vectors import Hit, VectorSet
 
 log = logging.getLogger(__name__)
 KB_KEY = "hd:kb"
@@ -72,11 +72,20 @@ LEXICAL_WEIGHT = 0.15
 
 
 async def search(redis: Redis, embedder: Embedder, query: str, k: int = 3) -> list[dict[str, object]]:
-    """Top-k passages for a query, best first: dense candidates reranked with word overlap, so a
-    passage naming the place or thing asked about beats one that is only on the same topic.
-    """
+    """Top-k passages for a query, best first (dense candidates from the vector set, then `rerank`)."""
     vec = await embedder.aembed_one(query)
-    hits = await VectorSet(redis, KB_KEY).search(vec, max(k * 4, 12))
+    return rerank(query, await VectorSet(redis, KB_KEY).search(vec, candidates(k)), k)
+
+
+def candidates(k: int) -> int:
+    """How many dense neighbours are reranked for k passages."""
+    return max(k * 4, 12)
+
+
+def rerank(query: str, hits: list[Hit], k: int) -> list[dict[str, object]]:
+    """Dense candidates reranked with word overlap, so a passage naming the place or thing asked about
+    beats one that is only on the same topic (also what the quote calibration replays, without Redis).
+    """
     lexical = idf_overlaps(query, [f"{h.attrs.get('title', '')} {h.attrs.get('text', '')}" for h in hits])
     scored = sorted(((h.score + LEXICAL_WEIGHT * lx, h) for h, lx in zip(hits, lexical, strict=True)),
                     key=lambda x: -x[0])[:k]
