@@ -99,6 +99,9 @@ def table(s: dict[str, Any]) -> str:
     for v, ld in s["load"].items():
         lines.append(f"| {v} | {ld['sessions']} | {ld['requests']} | {ld['throughput_rps']:.2f} | {_fmt(ld['p95_ms'])}"
                      f" | {ld['errors']} |")
+    if w := s.get("faq_whole_run"):
+        lines.append(f"\nFAQ answers over the main pass and the load test: {w['requests']}, p50/p95 "
+                     f"{_fmt(w['p50_ms'], 1)}/{_fmt(w['p95_ms'], 1)} ms")
     return "\n".join(lines)
 
 
