@@ -17,8 +17,8 @@ apart. A quote counts as right when it comes from a document that answers the qu
 the sentence, is checked.
 
 The knowledge-base search is replayed in process, as the demo backend runs it (`tools/demo_backend/kb.py`:
-dense candidates, then the same rerank), by exact search over the chunk vectors, which on 132 chunks is what
-the Redis vector set returns.
+dense candidates, then the same rerank), by exact search over the chunk vectors; the vector set's HNSW search
+is approximate, which on 132 chunks should rarely change the 12 candidates (not compared item by item).
 """
 
 from __future__ import annotations
