@@ -33,10 +33,9 @@ from app.calibrate import CALLER
 from app.router_thresholds import MAX_WRONG_RATE, clopper_pearson_upper
 from app.router_train import choose_model, load_router, load_split
 from app.settings import ROOT, get_settings
-from graph.extract import extract, names_another, sentences
-from graph.router import entities
+from graph.extract import best_quote
 from tools.demo_backend.kb import candidates, load_chunks, rerank
-from tools.embeddings import load_embedder
+from tools.embeddings import EmbeddingMemo, load_embedder
 from tools.vectors import Hit
 
 GOLD = ROOT / "data" / "handbook_gold.yaml"
@@ -83,36 +82,25 @@ def labelled() -> list[tuple[str, str, list[str]]]:
 
 
 class Replay:
-    """The knowledge-base search and the quote, in process, with every embedding computed once."""
+    """The knowledge-base search, in process, over the same chunk vectors as the backend's index."""
 
-    def __init__(self, embed: Any) -> None:
+    def __init__(self, embed: EmbeddingMemo) -> None:
         self.embed = embed
         self.chunks = load_chunks(KB_DIR)
         self.doc_of = {c.title: c.id.split("#")[0] for c in self.chunks}
-        self.vecs = embed([f"{c.title}. {c.text}" for c in self.chunks])
-        self.memo: dict[str, np.ndarray] = {}
+        self.vecs: np.ndarray | None = None
 
-    def vectors(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors of the texts, each embedded once."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
-        if missing:
-            self.memo.update(zip(missing, self.embed(missing), strict=True))
-        return np.stack([self.memo[t] for t in texts])
-
-    def quote(self, q: str) -> tuple[float, str | None]:
+    async def quote(self, q: str) -> tuple[float, str | None]:
         """The best sentence's score and the document its quote comes from (None: nothing quotable)."""
-        qv = self.vectors([q])[0]
-        sims = self.vecs @ qv
+        if self.vecs is None:
+            self.vecs = await self.embed([f"{c.title}. {c.text}" for c in self.chunks])
+        sims = self.vecs @ (await self.embed([q]))[0]
         hits = [Hit(self.chunks[i].id, float(sims[i]), {"title": self.chunks[i].title, "text": self.chunks[i].text})
                 for i in np.argsort(-sims)[:candidates(K)]]
-        pairs = sentences(rerank(q, hits, K))
-        if not pairs:
+        answer, score = await best_quote(q, rerank(q, hits, K), self.embed)
+        if answer is None:
             return -1.0, None
-        answer, score = extract(q, qv, self.vectors([s for _, s in pairs]), pairs, threshold=-1.0)
-        if answer is None or names_another(q, answer, entities):
-            return -1.0, None
-        title = answer.rsplit('(from "', 1)[1].removesuffix('")')
-        return score, self.doc_of.get(title)
+        return score, self.doc_of.get(answer.rsplit('(from "', 1)[1].removesuffix('")'))
 
 
 async def replay(items: list[tuple[str, str, list[str]]]) -> list[Quoted]:
@@ -122,12 +110,12 @@ async def replay(items: list[tuple[str, str, list[str]]]) -> list[Quoted]:
     assert router.embed is not None
     await router.embed([q for q, _, _ in items])  # one batch fills the memo
     embedder = load_embedder(settings.embedding_model, settings.embed_backend, settings.torch_threads)
-    kb = Replay(embedder.embed)
-    kb.vectors([q for q, _, _ in items])
+    kb = Replay(EmbeddingMemo(embedder, size=100_000))  # every question and handbook sentence, once each
+    await kb.embed([q for q, _, _ in items])
     out = []
     for q, split, docs in items:
         decision = await router.decide(q, CALLER, [])
-        out.append(Quoted(q, split, docs, *kb.quote(q), path=decision.path))
+        out.append(Quoted(q, split, docs, *await kb.quote(q), path=decision.path))
     return out
 
 

@@ -9,6 +9,7 @@ generic one.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -76,15 +77,21 @@ async def quote(question: str, results: list[ToolResult], embed: Any, threshold:
     """Quote the knowledge-base sentences that answer the question, when they clearly do and are about
     what it names (`embed`: texts -> unit vectors, memoized by Deps).
     """
+    data = next((r["data"] for r in results if r["name"] == "kb_search" and r["ok"]), None) or {}
+    return (await best_quote(question, data.get("passages", []), embed, threshold))[0]
+
+
+async def best_quote(question: str, passages: list[dict[str, Any]], embed: Any,
+                     threshold: float = -math.inf) -> tuple[str | None, float]:
+    """The quote of the top three passages and its score (the quote calibration reads the score too)."""
     from graph.router import entities
 
-    data = next((r["data"] for r in results if r["name"] == "kb_search" and r["ok"]), None) or {}
-    pairs = sentences(data.get("passages", [])[:3])
+    pairs = sentences(passages[:3])
     if not pairs:
-        return None
+        return None, 0.0
     vecs = await embed([question, *(s for _, s in pairs)])
-    answer, _ = extract(question, vecs[0], vecs[1:], pairs, threshold)
+    answer, score = extract(question, vecs[0], vecs[1:], pairs, threshold)
     if answer and names_another(question, answer, entities):
         annotate(quote_rejected="names another place or leave type")
-        return None
-    return answer
+        return None, score
+    return answer, score
