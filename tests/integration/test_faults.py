@@ -120,6 +120,12 @@ async def test_abandoned_stream_is_cancelled_in_vllm(settings, running, helpdesk
         return sum(float(v) for labels, v in rows
                    if reasons is None or re.search(r'finished_reason="(\w+)"', labels).group(1) in reasons)
 
+    # Start from an idle server: a request an earlier test left behind (vLLM restarted by the cluster tests,
+    # the slow proxy's upstream) must not end inside the window counted below.
+    deadline = time.monotonic() + 120
+    while await vllm("num_requests_running") + await vllm("num_requests_waiting") > 0:
+        assert time.monotonic() < deadline, "vLLM never went idle before the test"
+        await asyncio.sleep(0.2)
     first_piece = asyncio.Event()
     task = asyncio.create_task(run_turn(helpdesk, "Write a long story about a cheerful Monday at the store.",
                                         "E1003", None, Context(answer_max_tokens=400, templates_enabled=False),
@@ -138,7 +144,8 @@ async def test_abandoned_stream_is_cancelled_in_vllm(settings, running, helpdesk
         await asyncio.sleep(0.2)
     # It left because it was aborted: vLLM counts a request that ends by a stop token or its length limit,
     # never one aborted by its client.
-    assert await vllm("request_success_total", {"stop", "length"}) == finished, "the answer was not cut off"
+    ended = await vllm("request_success_total", {"stop", "length"})
+    assert ended == finished, f"the answer was not cut off ({finished} requests had ended, then {ended})"
     tokens = await vllm("generation_tokens_total")
     for _ in range(10):  # two more seconds of polls: the count must not move
         await asyncio.sleep(0.2)
