@@ -25,8 +25,7 @@ from pydantic import BaseModel, Field
 
 from app.ask import run_turn
 from app.auth import AuthError, Identity
-from app.shared import HOLDER, rate_limit, verifier
-from graph.context import Context
+from app.shared import HOLDER, rate_limit, request_context, verifier
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -78,7 +77,7 @@ async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)]) -> 
 
     async def turn() -> None:
         try:
-            row = await run_turn(graph, body.q, who.user, body.thread, Context(),
+            row = await run_turn(graph, body.q, who.user, body.thread, request_context(),
                                  on_delta=lambda t: events.put_nowait(("delta", {"text": t})),
                                  on_update=on_update)
             events.put_nowait(("final", row))

@@ -88,13 +88,14 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
     (app/auth.py) or from the operator's CLI; a thread started by someone else is refused before the
     graph reads anything of it.
     """
+    fresh = not thread  # a thread id made here is new: nobody else can have started it
     thread = thread or new_thread_id()
     t0 = time.perf_counter()
     ttft = None
     final: dict[str, Any] = {}
     row: dict[str, Any] = {"q": question, "user": user, "thread": thread}
     try:
-        owner = await thread_owner(graph, thread)
+        owner = None if fresh else await thread_owner(graph, thread)
         if owner is not None and owner != user:  # a conversation belongs to whoever started it
             log.warning("refused: user %s tried to use thread %s… started by user %s",
                         user_hash(user), thread[:6], user_hash(owner))

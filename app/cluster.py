@@ -140,7 +140,7 @@ def replica_env(settings: Settings) -> dict[str, str]:
            "DATABASE_URL": settings.database_url or settings.postgres_url, "RUN_DIR": str(settings.run_dir),
            "CACHE_DIR": str(settings.cache_dir), "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
     for key in ("VLLM_MODEL", "VLLM_API_KEY", "EMBEDDING_MODEL", "TORCH_THREADS", "LANGSMITH_TRACING",
-                "LANGSMITH_API_KEY", "LANGSMITH_PROJECT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+                "LANGSMITH_API_KEY", "LANGSMITH_PROJECT", "OTEL_EXPORTER_OTLP_ENDPOINT", "LLM_DRAFTS"):
         if key in os.environ:
             env[key] = os.environ[key]
     return env

@@ -56,6 +56,9 @@ class Settings(BaseSettings):
         "exit", description="when a turn's state reaches the checkpointer: once, when the turn ends (a turn cut "
         "short by a crash is lost, and asked again), or after every step; per-step writes cost an FAQ answer "
         "about 8 ms of its ~20 here")
+    llm_drafts: bool = Field(False, description="served chats and the API let the LLM write drafts for writing "
+                             "requests (the 135M model invents facts in them) instead of drafting from the request's "
+                             "own words; per run it is Context.llm_drafts")
     ui_host: str = "127.0.0.1"
     ui_port: int = 7860
     llm_timeout_s: float = 60.0

@@ -15,6 +15,7 @@ from app.ask import open_graph
 from app.auth import Verifier
 from app.ratelimit import RateLimit
 from app.settings import get_settings
+from graph.context import Context
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,11 @@ class GraphHolder:
 
 HOLDER = GraphHolder()
 READY = asyncio.Event()  # set once warm(): /healthz says ready only then
+def request_context() -> Context:
+    """The knobs of a served request: the defaults, and who writes drafts (settings: LLM_DRAFTS)."""
+    return Context(llm_drafts=get_settings().llm_drafts)
+
+
 WARM_QUESTIONS = ("When is payday?", "How many leave days do I have left?")  # FAQ path; template path
 
 
@@ -55,7 +61,6 @@ async def warm() -> None:
     cache, by sending each LLM prompt's static part once.
     """
     from app.ask import new_thread_id, run_turn
-    from graph.context import Context
 
     if READY.is_set():  # a Ray Serve replica warms in its constructor, before the app's lifespan starts
         return

@@ -16,8 +16,7 @@ import gradio as gr
 
 from app.ask import new_thread_id, run_turn
 from app.settings import get_settings
-from app.shared import HOLDER, rate_limit
-from graph.context import Context
+from app.shared import HOLDER, rate_limit, request_context
 
 log = logging.getLogger(__name__)
 _DONE = object()
@@ -79,7 +78,7 @@ async def respond(message: str, history: list, thread: str,
     async def turn() -> dict[str, Any]:
         try:
             graph = await HOLDER.get()
-            return await run_turn(graph, message, employee, thread, Context(),
+            return await run_turn(graph, message, employee, thread, request_context(),
                                   on_delta=lambda t: events.put_nowait(("delta", t)),
                                   on_update=lambda n, u: events.put_nowait(("update", (n, u))))
         finally:

@@ -13,6 +13,7 @@ class Context:
     faq_enabled: bool = True  # FAQ early exit
     faq_fallback_enabled: bool = True  # full path: offer the likely FAQ entry as the closest answer
     templates_enabled: bool = True  # templated plans and answers for known intents
+    llm_drafts: bool = False  # writing requests: the LLM writes the draft (off: from the request's words, no LLM)
     parallel_enabled: bool = True  # independent tool calls run at once
     progressive_enabled: bool = True  # a compound answer streams each part as soon as its own tools return
     cache_enabled: bool = True  # tool results through the Redis cache

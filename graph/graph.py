@@ -3,7 +3,7 @@
 START -> start_turn -> route_question -> answer_faq -> END                       FAQ early exit, no LLM
                                       -> call_tools -> compose_answer -> END      templates, handbook quotes
                                       -> prefetch_tools -> plan_tools -> call_tools -> ...    LLM plans
-                                      -> write_answer -> END                      free writing (LLM)
+                                      -> write_answer -> END                      free writing (a draft)
                                       -> refuse -> END                            someone else's data, not English
 compose_answer ends the turn with a named outcome (error, template, partial, closest_faq,
 handbook_quote, not_in_handbook) or hands over to write_answer ("llm") when only the LLM can answer.
@@ -38,10 +38,10 @@ def route_after_router(
         return "answer_faq"
     if state["route"] in ("refused", "invalid"):
         return "refuse"
+    if state.get("intent") == "free_writing":  # drafted from the request (route "template") or by the LLM
+        return "write_answer"
     if state["route"] == "template":
         return "call_tools"
-    if state.get("intent") == "free_writing":
-        return "write_answer"
     return "prefetch_tools" if context_of(runtime).prefetch_enabled else "plan_tools"
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
-from graph import extract, llm, templates
+from graph import drafts, extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import Prefetcher, run_plan
@@ -102,8 +102,9 @@ class Nodes:
             parts = [Part(intent="policy_lookup", slots=slots)]
             return {**update, **self._label("template", parts), "parts": parts,
                     "plan": templates.plan_parts(parts, user) or []}
-        if d.path == "write":
-            return {**update, "route": "llm", "intent": "free_writing", "parts": []}
+        if d.path == "write":  # a draft from the request's own words, unless the LLM is to write it
+            drafted = ctx.templates_enabled and not ctx.llm_drafts
+            return {**update, "route": "template" if drafted else "llm", "intent": "free_writing", "parts": []}
         parts = [Part(intent=i, slots=slots) for i in d.intents]
         return {**update, **self._label("llm", parts), "parts": parts}
 
@@ -250,8 +251,10 @@ class Nodes:
 
     @timed
     async def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """The LLM writes: free-writing requests, and answers from tool results when templates are off."""
+        """Writing requests (a draft of the request's words, or the LLM's); with templates off, all answers."""
         ctx = context_of(runtime)
+        if state.get("intent") == "free_writing" and state["route"] == "template":
+            return self._said(state, drafts.draft(state["question"], (state.get("profile") or {}).get("name")), "draft")
         results = state.get("results") or []
         history = prompt_history(state.get("messages") or [], state["question"], ctx)
         if state.get("intent") == "free_writing":

@@ -9,7 +9,8 @@ from langgraph.graph.message import add_messages
 
 RESET = "__reset__"
 Route = Literal["", "faq", "template", "llm", "refused", "invalid"]  # "" until the router has decided
-AnsweredBy = Literal["error", "template", "partial", "closest_faq", "handbook_quote", "not_in_handbook", "llm"]
+AnsweredBy = Literal["error", "template", "partial", "closest_faq", "handbook_quote", "not_in_handbook", "draft",
+                     "llm"]
 
 
 def merge_timings(old: dict[str, float] | None, new: dict[str, float] | None) -> dict[str, float]:

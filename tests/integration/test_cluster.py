@@ -30,7 +30,12 @@ def stack(settings, running):
     """The whole stack up; afterwards what this fixture started beyond the single-process services is stopped
     (a cluster that was already running is reused and left running, like the services)."""
     was_running = cluster.check_serve(settings).healthy
-    bring_up("the cluster", cluster.up, settings)
+    before = os.environ.get("LLM_DRAFTS")
+    os.environ["LLM_DRAFTS"] = "1"  # the replicas let the LLM draft: the writing requests below are vLLM's load
+    try:
+        bring_up("the cluster", cluster.up, settings)
+    finally:
+        os.environ.pop("LLM_DRAFTS") if before is None else os.environ.update(LLM_DRAFTS=before)
     yield settings
     if not was_running:
         cluster.down(settings, keep_services=True)

@@ -16,7 +16,8 @@ from graph.context import Context
 from graph.graph import build_graph
 from tests.integration.proxy import FaultProxy
 
-LLM_Q = "Write a short cheerful note to my team about Mondays."  # only the LLM can answer it
+LLM_Q = "Write a short cheerful note to my team about Mondays."  # only the LLM answers it, when it drafts
+LLM_DRAFTS = Context(llm_drafts=True)
 
 
 async def _graph_through(settings, **update):
@@ -62,11 +63,11 @@ async def test_vllm_down_then_back(settings, llm_proxy):
     tpl = await run_turn(graph, "How many leave days do I have left?", "E1002", None, Context())
     assert faq["route"] == "faq" and tpl["route"] == "template" and tpl["answer"].startswith("You have")
     t0 = time.monotonic()
-    down = await run_turn(graph, LLM_Q, "E1002", None, Context())
+    down = await run_turn(graph, LLM_Q, "E1002", None, LLM_DRAFTS)
     assert time.monotonic() - t0 < 10
     assert "language model is not reachable" in down["answer"] and down["error"]
     await llm_proxy.set_mode("up")  # vLLM is back: the same process recovers on its own
-    back = await run_turn(graph, LLM_Q, "E1002", None, Context())
+    back = await run_turn(graph, LLM_Q, "E1002", None, LLM_DRAFTS)
     assert back["error"] is None and back["llm_calls"] >= 1 and back["answer"]
 
 
@@ -74,7 +75,7 @@ async def test_vllm_slow_answers_within_the_timeout(settings, llm_proxy):
     graph, _ = await _graph_through(settings, vllm_base_url=f"http://127.0.0.1:{llm_proxy.port}/v1", llm_timeout_s=2)
     await llm_proxy.set_mode("slow")
     t0 = time.monotonic()
-    row = await run_turn(graph, LLM_Q, "E1002", None, Context())
+    row = await run_turn(graph, LLM_Q, "E1002", None, LLM_DRAFTS)
     elapsed = time.monotonic() - t0
     assert elapsed < 8, elapsed
     assert "did not answer in time" in row["answer"] or "not reachable" in row["answer"]

@@ -104,9 +104,16 @@ async def test_policy_lookup_quotes_the_knowledge_base(ask):
     assert "Epiphany" in row["answer"]
 
 
-async def test_writing_request_is_answered_by_the_llm_streaming(ask):
+async def test_writing_request_gets_a_draft_of_its_own_words_without_the_llm(ask):
+    row = await ask("Can you write an email to my manager asking for Friday off?", user="E1004")
+    assert row["route"] == "template" and row["answered_by"] == "draft" and row["llm_calls"] == 0
+    assert "Subject: Friday off" in row["answer"] and "I would like to ask for Friday off." in row["answer"]
+    assert not row["answer"].rstrip().endswith("[Your name]")  # signed with the caller's name from their profile
+
+
+async def test_writing_request_is_answered_by_the_llm_streaming_when_it_drafts(ask):
     deltas = []
-    row = await ask("Write a short cheerful note to my team about Monday's stand-up.", deltas=deltas)
+    row = await ask("Write a short cheerful note to my team about Monday's stand-up.", deltas=deltas, llm_drafts=True)
     assert row["route"] == "llm" and row["intent"] == "free_writing" and row["llm_calls"] == 1 and row["answer"]
     assert len(deltas) > 3 and "".join(deltas).strip().startswith(row["answer"][:20])
     assert row["ttft_ms"] < row["total_ms"]

@@ -23,7 +23,7 @@ PORT = 17860
 
 @pytest.fixture(scope="module")
 def chat_url(running):
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "LLM_DRAFTS": "1"}  # the streaming test's LLM draft
     url = f"http://127.0.0.1:{PORT}/"
     with serving([sys.executable, "-m", "app", "ui", "--port", str(PORT)], url + "healthz", "ui-test.log", env=env):
         yield url

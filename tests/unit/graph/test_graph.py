@@ -2,6 +2,7 @@
 
 import json
 import time
+from dataclasses import replace
 
 from langchain_core.messages import HumanMessage
 
@@ -89,9 +90,17 @@ async def test_a_likely_faq_entry_below_the_shortcut_is_offered_as_the_closest_a
     assert final["answered_by"] != "closest_faq" and "25th" not in final["answer"]
 
 
-async def test_free_writing_streams_the_llms_tokens(graph_for):
+async def test_free_writing_is_drafted_from_the_request_without_the_llm(graph_for):
+    graph = graph_for(make_deps(llm_replies=["Hi team, the store is closed for COVID-19."]))
+    final, deltas = await ask(graph, "Draft a note to my team about the stock count on Friday")
+    assert final["route"] == "template" and final["answered_by"] == "draft" and final["llm_calls"] == 0
+    assert "Hi team," in final["answer"] and "A quick note about the stock count on Friday." in final["answer"]
+    assert "COVID" not in final["answer"] and "".join(deltas) == final["answer"]
+
+
+async def test_free_writing_streams_the_llms_tokens_when_the_llm_drafts(graph_for):
     graph = graph_for(make_deps(llm_replies=["Hi team, I am working from home on Friday. Thanks!"]))
-    final, deltas = await ask(graph, "Draft a note to my team")
+    final, deltas = await ask(graph, "Draft a note to my team", ctx=replace(CTX, llm_drafts=True))
     assert final["route"] == "llm" and final["intent"] == "free_writing" and final["llm_calls"] == 1
     assert final.get("plan") == [] and len(deltas) > 3 and "".join(deltas) == final["answer"]
 
