@@ -27,7 +27,7 @@ _KIND = re.compile(r"^(?:(thank[- ]you|thanks|welcome|apology|reminder|farewell|
                    r"congratulations)\s+)?(note|e-?mail|message|reminder|announcement|memo|letter|text|post|card|"
                    r"invitation|invite|update|notice|request|apology|shout-?out|heads-?up|something|anything)\b\s*"
                    r"|^(thank[- ]you|welcome)\b\s*", re.I)
-_RECIPIENT = re.compile(r"^(?:to|for)\s+(?:(?:my|our|the|a|an|all|all of)\s+)*((?:new\s+)?(?:[\w-]+\s+){0,2}?"
+_RECIPIENT = re.compile(r"^(?:to|for)\s+(?:(?:my|our|the|a|an|all|all of)\s+)*((?:new\s+)?(?:[\w-]+\s+){0,2}"
                         r"(?:team|manager|boss|staff|colleagues?|co-?workers?|employees|crew|hr|customers?|supervisor|"
                         r"department|everyone|everybody|people|store|shift|workers|starter|starters|hire|hires|"
                         r"lead|director|payroll|it desk|it|admin))\b\s*", re.I)

@@ -16,6 +16,7 @@ REQUESTS = [
     "let my team know the store opens at 8 on Saturday",
     "pls draft a quick message inviting everyone to the Christmas lunch on 18 December",
     "Write an apology email to a customer for the late delivery",
+    "I need a quick text to my store team thanking them for a busy Black Friday",
 ]
 # The draft's own wording: the frame, greetings, lead sentences, placeholders and sign-offs.
 FRAME = set(re.findall(r"[a-z']+", """here is a draft to adapt the parts in brackets are for you to fill in subject
@@ -37,6 +38,7 @@ def test_the_parts_of_a_request_are_pulled_out():
     r = parse("Could you please write a short e-mail to my boss requesting a day off on the 12th?")
     assert (r.kind, r.recipient, r.lead, r.subject) == ("e-mail", "boss", "requesting", "a day off on the 12th")
     assert parse("remind the team to clock in on time").lead == "to remind"
+    assert parse("a quick text to my store team thanking them").recipient == "store team"  # the longest name
 
 
 def test_greeting_subject_and_body_follow_the_request():
