@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -24,8 +25,8 @@ _SPLIT = re.compile(r"(?<=[.!?])\s+")
 LEXICAL_WEIGHT = 0.15
 
 
-def sentences(passages: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(title, sentence) pairs; a sentence under a `## heading` is prefixed with it."""
+def sentences(passages: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """(title, sentence, heading) triples; a sentence under a `## heading` is prefixed with it."""
     out = []
     for p in passages:
         heading = ""
@@ -37,7 +38,7 @@ def sentences(passages: list[dict[str, Any]]) -> list[tuple[str, str]]:
             line = re.sub(r"^\s*(?:[-*•]|\d+[.)](?=\s))\s*", "", line).replace("**", "")
             for s in _SPLIT.split(line):
                 if len(s.split()) >= 4 and not is_injection(s):
-                    out.append((p.get("title", ""), f"{heading}: {s}" if heading else s))
+                    out.append((p.get("title", ""), f"{heading}: {s}" if heading else s, heading))
     return out
 
 
@@ -54,12 +55,21 @@ def names_another(question: str, quote: str, entities: Any) -> bool:
     return False
 
 
-def extract(question: str, question_vec: np.ndarray, sentence_vecs: np.ndarray, pairs: list[tuple[str, str]],
-            threshold: float, k: int = 2) -> tuple[str | None, float]:
-    """The best k sentences of one document (in order) when the best clears the threshold."""
+def _heading(pair: Sequence[str]) -> str:
+    return pair[2] if len(pair) > 2 else ""
+
+
+def extract(question: str, question_vec: np.ndarray, sentence_vecs: np.ndarray, pairs: Sequence[Sequence[str]],
+            threshold: float, k: int = 2, section_max: int = 3) -> tuple[str | None, float]:
+    """The best k sentences of one document (in order) when the best clears the threshold; `pairs` are
+    `sentences()`' triples (or (title, sentence) pairs, without headings).
+
+    A short section under its own heading (at most `section_max` sentences) is quoted whole: its rule and the
+    exceptions to it come together ("at least 2 weeks ahead", then "2 days or fewer: 1 week").
+    """
     if not pairs:
         return None, 0.0
-    lexical = np.array(idf_overlaps(question, [s for _, s in pairs]), dtype=np.float32)
+    lexical = np.array(idf_overlaps(question, [p[1] for p in pairs]), dtype=np.float32)
     scores = sentence_vecs @ question_vec + LEXICAL_WEIGHT * lexical
     order = np.argsort(-scores)
     best = float(scores[order[0]])
@@ -67,9 +77,17 @@ def extract(question: str, question_vec: np.ndarray, sentence_vecs: np.ndarray, 
         return None, best
     title = pairs[int(order[0])][0]
     keep = sorted(int(i) for i in order[:k] if scores[i] >= best - 0.05 and pairs[int(i)][0] == title)
+    if heading := _heading(pairs[int(order[0])]):
+        section = [j for j, p in enumerate(pairs) if p[0] == title and _heading(p) == heading]
+        if len(section) <= section_max:
+            keep = sorted(set(keep) | set(section))
     if pairs[keep[-1]][1].endswith(":"):  # a lead-in: the list that follows is the answer
         keep += [j for j in range(keep[-1] + 1, min(keep[-1] + 4, len(pairs))) if pairs[j][0] == title]
-    text = " ".join(pairs[i][1] for i in keep)
+    said: list[str] = []
+    for n, i in enumerate(keep):  # a heading is said once for the sentences that follow it
+        same = n > 0 and _heading(pairs[i]) and _heading(pairs[i]) == _heading(pairs[keep[n - 1]])
+        said.append(pairs[i][1].removeprefix(f"{_heading(pairs[i])}: ") if same else pairs[i][1])
+    text = " ".join(said)
     return f'{text} (from "{title}")', best
 
 
@@ -89,7 +107,7 @@ async def best_quote(question: str, passages: list[dict[str, Any]], embed: Any,
     pairs = sentences(passages[:3])
     if not pairs:
         return None, 0.0
-    vecs = await embed([question, *(s for _, s in pairs)])
+    vecs = await embed([question, *(p[1] for p in pairs)])
     answer, score = extract(question, vecs[0], vecs[1:], pairs, threshold)
     if answer and names_another(question, answer, entities):
         annotate(quote_rejected="names another place or leave type")

@@ -23,7 +23,7 @@ def vectors(scores: list[float]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run(pairs, scores, threshold=0.55, **kw):
-    assert idf_overlaps(QUESTION, [s for _, s in pairs]) == [0.0] * len(pairs)  # no lexical bonus anywhere
+    assert idf_overlaps(QUESTION, [p[1] for p in pairs]) == [0.0] * len(pairs)  # no lexical bonus anywhere
     q, rows = vectors(scores)
     return extract(QUESTION, q, rows, pairs, threshold, **kw)
 
@@ -95,18 +95,30 @@ def test_a_lead_in_brings_at_most_three_following_sentences():
     assert "item number 3" in answer and "item number 4" not in answer
 
 
+def test_a_short_section_is_quoted_whole_with_its_heading_said_once():
+    pairs = sentences([{"title": "Annual leave", "text": (
+        "This page explains your annual leave and the main rules.\n## Requesting leave\n"
+        "- Request leave in MyHR at least 2 weeks ahead.\n- For requests of 2 days or fewer, 1 week ahead is enough.\n"
+        "## Peak season\n- Store staff cannot take leave from 15 November to 31 December.\n")}])
+    answer, _ = run(pairs, [0.1, 0.6, 0.8, 0.3])  # the exception is closest; the rule it qualifies comes too
+    assert answer == ('Requesting leave: Request leave in MyHR at least 2 weeks ahead. For requests of 2 days or '
+                      'fewer, 1 week ahead is enough. (from "Annual leave")')
+    long_section = [("T", f"Rules: rule number {n} applies here.", "Rules") for n in range(4)]
+    assert run(long_section, [0.8, 0.1, 0.1, 0.1])[0] == 'Rules: rule number 0 applies here. (from "T")'
+
+
 def test_distinctive_question_words_lift_the_specific_sentence_over_a_generic_one():
     passages = [{"title": "Public holidays", "text": (
         "## France (Paris)\nNew Year's Day and Bastille Day are paid holidays.\n"
         "## Spain (Madrid)\nNew Year's Day and Epiphany are paid holidays.")}]
     pairs = sentences(passages)
-    assert [s for _, s in pairs] == ["France (Paris): New Year's Day and Bastille Day are paid holidays.",
+    assert [p[1] for p in pairs] == ["France (Paris): New Year's Day and Bastille Day are paid holidays.",
                                      "Spain (Madrid): New Year's Day and Epiphany are paid holidays."]
     question = "Which holidays do we get in Spain?"
     q, rows = vectors([0.72, 0.70])  # the embedding alone slightly prefers the French line
     answer, score = extract(question, q, rows, pairs, 0.55, k=1)
     assert answer == 'Spain (Madrid): New Year\'s Day and Epiphany are paid holidays. (from "Public holidays")'
-    lexical = idf_overlaps(question, [s for _, s in pairs])[1]
+    lexical = idf_overlaps(question, [p[1] for p in pairs])[1]
     assert lexical > 0
     assert score == pytest.approx(0.70 + LEXICAL_WEIGHT * lexical, abs=1e-6)
 
@@ -129,22 +141,22 @@ def test_sentences_carry_their_heading_and_lose_list_markers_and_bold():
         "- Pick the days you want off. Then press Submit now please.\n"
         "* Wait for it.\n")}]
     assert sentences(passages) == [
-        ("Leave", "Intro text that has no heading yet."),
-        ("Leave", "Requesting leave: Log in to MyHR with your id."),
-        ("Leave", "Requesting leave: Pick the days you want off."),
-        ("Leave", "Requesting leave: Then press Submit now please."),
+        ("Leave", "Intro text that has no heading yet.", ""),
+        ("Leave", "Requesting leave: Log in to MyHR with your id.", "Requesting leave"),
+        ("Leave", "Requesting leave: Pick the days you want off.", "Requesting leave"),
+        ("Leave", "Requesting leave: Then press Submit now please.", "Requesting leave"),
     ]  # "Wait for it." is a fragment: too short to quote on its own
 
 
 def test_headings_do_not_leak_into_the_next_passage():
     passages = [{"title": "A", "text": "## Spain\nOffices close at noon on Fridays."},
                 {"title": "B", "text": "Offices open at eight every weekday."}]
-    assert sentences(passages) == [("A", "Spain: Offices close at noon on Fridays."),
-                                   ("B", "Offices open at eight every weekday.")]
+    assert sentences(passages) == [("A", "Spain: Offices close at noon on Fridays.", "Spain"),
+                                   ("B", "Offices open at eight every weekday.", "")]
 
 
 def test_passages_without_text_or_title_are_tolerated():
-    assert sentences([{}, {"text": "A sentence without any title."}]) == [("", "A sentence without any title.")]
+    assert sentences([{}, {"text": "A sentence without any title."}]) == [("", "A sentence without any title.", "")]
 
 
 def test_idf_overlap_weights_rare_words_and_ignores_generic_ones():

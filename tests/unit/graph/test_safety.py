@@ -14,7 +14,7 @@ def test_instructions_inside_documents_are_removed():
 
 def test_injected_sentences_are_never_quoted_or_shown_to_the_llm():
     passages = [{"title": "Supplier notice board", "text": NOTE, "score": 0.9}]
-    assert all("E1002" not in s for _, s in sentences(passages))
+    assert all("E1002" not in s for _, s, _ in sentences(passages))
     text = results_text([{"id": "k", "name": "kb_search", "args": {}, "ok": True, "data": {"passages": passages},
                           "error": None, "ms": 1.0, "cache": "miss"}])
     assert "E1002" not in text and "ignore all previous" not in text.lower()
