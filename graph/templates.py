@@ -47,9 +47,13 @@ def render_attendance(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> st
 def render_leave_balance(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
     """Leave balance."""
     b = r["leave_balance"]
+    sick = f"{b['sick_remaining']} paid sick days remaining"
+    if isinstance(b.get("sick_used"), int):  # "how many sick days have I used?" is answered, not left to sums
+        sick = f"{b['sick_remaining']} of {b['sick_used'] + b['sick_remaining']} paid sick days remaining " \
+               f"({b['sick_used']} used)"
     return (f"You have {b['annual_remaining']} days of annual leave left ({b['annual_entitled']} entitled + "
             f"{b['carried_over']} carried over, {b['annual_taken']} taken, {b['annual_pending']} pending), "
-            f"and {b['sick_remaining']} of 12 paid sick days remaining.")
+            f"and {sick}.")
 
 
 def render_leave_policy(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:

@@ -59,6 +59,14 @@ def test_compose_answers_every_part_in_the_order_asked():
     assert compose(parts, results[:1]) is None  # a part without its result: not templatable
 
 
+def test_leave_balance_says_the_sick_days_used_and_the_entitlement_from_the_backend():
+    used = {**BALANCE, "sick_used": 3, "sick_remaining": 9}
+    text = compose([{"intent": "leave_balance", "slots": {}}], [_ok("leave_balance", "leave_balance", used)])
+    assert text.endswith("and 9 of 12 paid sick days remaining (3 used).")
+    without = compose([{"intent": "leave_balance", "slots": {}}], [_ok("leave_balance", "leave_balance", BALANCE)])
+    assert without.endswith("and 10 paid sick days remaining.")  # no count of used days: no entitlement guessed
+
+
 def test_plan_parts_keeps_call_ids_apart_and_steps_aside_without_a_slot():
     parts = [{"intent": "weather", "slots": {"city": "Rome", "date": "2026-11-30"}},
              {"intent": "weather_clothing", "slots": {"city": "Oslo", "date": "2026-12-01"}}]
