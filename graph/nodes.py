@@ -118,9 +118,8 @@ class Nodes:
         """One part of a request: its FAQ answer, or its intent with slots read from its own clause first."""
         if intent.startswith("faq:") and intent[4:] in self.deps.faq:
             return Part(intent=intent, slots={}, answer=self.deps.faq[intent[4:]].answer)
-        if not clause:
-            return Part(intent=intent, slots=slots)
-        return Part(intent=intent, slots=clause_slots(clause, slots, today_of(ctx), profile))
+        own = clause_slots(clause, slots, today_of(ctx), profile) if clause else slots
+        return templates.settle_unsaid_month(Part(intent=intent, slots=own), today_of(ctx))
 
     @staticmethod
     def _route(update: dict[str, Any], route: str, answer: str) -> dict[str, Any]:
@@ -288,14 +287,15 @@ class Nodes:
 
     def _finish(self, state: State, answer: str, llm_calls: int) -> dict[str, Any]:
         update: dict[str, Any] = {"answer": answer, "llm_calls": llm_calls, "messages": [AIMessage(answer)]}
-        intents = [p["intent"] for p in state.get("parts") or [] if p["intent"] in INTENTS]
+        parts = state.get("parts") or []
+        intents = [p["intent"] for p in parts if p["intent"] in INTENTS]
         if intents and state["route"] in ("template", "llm"):
             update["last_intents"] = intents
-            keep = ("month", "date", "city", "leave_type")
-            update["last_slots"] = {k: v for k, v in state["slots"].items() if k in keep}
+            said = parts[0]["slots"] if len(parts) == 1 else state["slots"]  # a settled month is the one answered
+            update["last_slots"] = {k: v for k, v in said.items() if k in ("month", "date", "city", "leave_type")}
             if thread := thread_of():  # learn what followed what, and prefetch the likely next request
-                NextTurn(self.deps).launch(thread, state["user"], state.get("last_intents") or [], intents,
-                                           state["slots"], current_context())
+                NextTurn(self.deps).launch(thread, state["user"], state.get("last_intents") or [], intents, said,
+                                           current_context())
         return update
 
     def _cancel_prefetch(self, state: State) -> None:

@@ -47,6 +47,9 @@ _TIME_PHRASES = re.compile(
     rf"|(?:{_MONTHS})(?:\.|\b)(?:,? (?:20\d\d))?"
     r"|20\d\d-\d\d(?:-\d\d)?)\b",
     re.IGNORECASE)
+_MONTH_LEVEL = re.compile(  # a phrase naming a whole month, no day in it
+    rf"^(?:(?:{_MONTHS})(?:\.|\b)(?:,? 20\d\d)?|(?:last|previous|past|this|current|next) month"
+    rf"|(?:{_NUM}) months? ago|20\d\d-\d\d)$", re.IGNORECASE)
 _ISO = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 _ORDINAL_DAY = re.compile(r"^(?:the )?(\d{1,2})(?:st|nd|rd|th)$", re.IGNORECASE)
 _IN_PLACE = re.compile(r"\b(?:in|at|for|to)\s+([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)\b")
@@ -260,7 +263,13 @@ def clause_slots(clause: str, slots: dict[str, Any], today: date, profile: dict)
     own = fill_slots(clause, today, profile)
     merged = {**{k: v for k, v in slots.items() if k != "months"},
               **{k: v for k, v in own.items() if own["sources"].get(k) == "question" or k == "months"}}
-    return {**merged, "question": slots["question"]}
+    sources = {**slots.get("sources", {}), **{k: v for k, v in own["sources"].items() if v == "question"}}
+    if own["sources"].get("month") != "question" and sources.get("month") == "question" and not any(
+            _MONTH_LEVEL.search(p) for p in time_phrases(slots["question"])):
+        # The request's month came from another clause's day ("my salary and the weather tomorrow"): a day
+        # there is not this part's month, which stays unsaid.
+        merged["month"], sources["month"] = own["month"], "default"
+    return {**merged, "sources": sources, "question": slots["question"]}
 
 
 def warm() -> None:

@@ -6,9 +6,11 @@ the tool results, so they are exactly the backend's.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from graph.state import Part, ToolCall, ToolResult
+from tools.domain import latest_payslip_month
 from tools.registry import INTENTS, IntentSpec
 
 Renderer = Callable[[dict[str, Any], dict[str, dict[str, Any]]], str]
@@ -125,6 +127,16 @@ def render(intent: str | None, slots: dict[str, Any], results: list[ToolResult],
     if any(call_id not in by_id for call_id, _, _ in tpl.calls):
         return None
     return renderer(slots, by_id)
+
+
+def settle_unsaid_month(part: Part, today: date) -> Part:
+    """A month the question left unsaid is its intent's default (`IntentSpec.unsaid_month`): the newest
+    payslip for a salary question, this month for the rest.
+    """
+    spec, slots = INTENTS.get(part["intent"]), part["slots"]
+    if spec is None or spec.unsaid_month != "latest_payslip" or (slots.get("sources") or {}).get("month") != "default":
+        return part
+    return Part(intent=part["intent"], slots={**slots, "month": latest_payslip_month(today)})
 
 
 def per_month(part: Part) -> list[Part]:

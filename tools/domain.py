@@ -7,6 +7,7 @@ entity check, the templates and the demo backend. Adding a leave type or a city 
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 from typing import Literal, get_args
 
 LeaveType = Literal["annual", "sick", "maternity", "paternity", "parental", "bereavement", "study", "unpaid"]
@@ -60,6 +61,32 @@ EMPLOYEE_ID = re.compile(r"\bE\d{4}\b", re.IGNORECASE)
 EMPLOYEE_ID_PATTERN = r"^E\d{4}$"
 MONTH_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+
+# The payroll calendar (docs/company-facts.md): pay on the 25th, or the working day before when it falls on
+# a weekend; payslips in MyHR three working days before payday.
+PAYDAY = 25
+PAYSLIP_WORKING_DAYS_BEFORE = 3
+
+
+def payslip_day(year: int, month: int) -> date:
+    """When a month's payslip appears in MyHR (public holidays, which differ by country, not counted)."""
+    day = date(year, month, PAYDAY)
+    while day.weekday() >= 5:  # payday on a weekend: the Friday before
+        day -= timedelta(days=1)
+    for _ in range(PAYSLIP_WORKING_DAYS_BEFORE):
+        day -= timedelta(days=1)
+        while day.weekday() >= 5:
+            day -= timedelta(days=1)
+    return day
+
+
+def latest_payslip_month(today: date) -> str:
+    """The month of the newest payslip on `today`, as YYYY-MM: this month's once it is out, else last month's."""
+    if today >= payslip_day(today.year, today.month):
+        return f"{today.year}-{today.month:02d}"
+    last = today.replace(day=1) - timedelta(days=1)
+    return f"{last.year}-{last.month:02d}"
+
 
 # Where employees are sent when the help desk cannot answer.
 ASK_HR = "HR through MyHR (myhr.brightmart.internal)"

@@ -8,6 +8,7 @@ rather than exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -91,6 +92,7 @@ class IntentSpec:
     name: str
     calls: tuple[tuple[str, str, dict[str, str]], ...]  # (call id, tool, args)
     required: tuple[str, ...] = ()
+    unsaid_month: Literal["this", "latest_payslip"] = "this"  # the month when the question names none
 
     @property
     def tools(self) -> tuple[str, ...]:
@@ -125,7 +127,8 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
 
 # The intents the router can send straight to tools (router labels of the same names).
 INTENTS: dict[str, IntentSpec] = {i.name: i for i in [
-    IntentSpec("salary", (("salary", "salary", {"employee": "$user", "month": "$month"}),), ("month",)),
+    IntentSpec("salary", (("salary", "salary", {"employee": "$user", "month": "$month"}),), ("month",),
+               unsaid_month="latest_payslip"),  # "my salary" on 1 December: November's, December's is not out
     IntentSpec("attendance", (("attendance", "attendance", {"employee": "$user", "month": "$month"}),), ("month",)),
     IntentSpec("leave_balance", (("leave_balance", "leave_balance", {"employee": "$user"}),)),
     IntentSpec("leave_policy", (("leave_policy", "leave_policy", {"leave_type": "$leave_type"}),), ("leave_type",)),

@@ -53,6 +53,18 @@ async def test_template_answer_has_the_callers_exact_figures(graph_for):
     assert "EUR 1,014.00" in final["answer"]  # net = 1007 + 7 from the fake backend
 
 
+async def test_salary_without_a_month_is_the_newest_payslip_and_the_conversation_keeps_it(graph_for):
+    deps = make_deps()
+    graph = graph_for(deps)
+    december_1st = replace(CTX, today="2026-12-01")  # December's payslip comes out on the 22nd
+    final, _ = await ask(graph, "my payslip please", user="E1007", thread="pay", ctx=december_1st)
+    assert deps.tools.calls == [("salary", {"employee": "E1007", "month": "2026-11"})]
+    assert final["answer"].startswith("Your payslip for November 2026")
+    assert final["last_slots"]["month"] == "2026-11"  # "and my attendance that month?" means November
+    await ask(graph, "my payslip please", user="E1007", thread="pay2", ctx=replace(CTX, today="2026-12-22"))
+    assert deps.tools.calls[-1] == ("salary", {"employee": "E1007", "month": "2026-12"})  # out that day
+
+
 async def test_weather_and_clothing_chain(graph_for):
     deps = make_deps()
     graph = graph_for(deps)

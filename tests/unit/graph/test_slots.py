@@ -92,6 +92,14 @@ def test_a_compound_part_keeps_its_own_months_not_the_whole_requests():
     assert clause_slots("my salary for March and April", whole, TODAY, {})["months"] == ["2026-03", "2026-04"]
 
 
+def test_another_clauses_day_is_not_a_parts_month_but_a_shared_month_is():
+    whole = fill_slots("my salary and the weather in Rome tomorrow", TODAY, {})
+    salary = clause_slots("my salary", whole, TODAY, {})
+    assert salary["sources"]["month"] == "default"  # the month is unsaid: the template's default applies
+    shared = fill_slots("my salary and attendance in October", TODAY, {})
+    assert clause_slots("my salary", shared, TODAY, {})["month"] == "2026-10"  # "in October" is for both
+
+
 def test_city_from_gazetteer_and_capitalized_place():
     assert city_slot("weather in berlin tomorrow") == "Berlin"
     assert city_slot("Is it raining in Springfield?") == "Springfield"
