@@ -102,8 +102,9 @@ class Nodes:
             parts = [Part(intent="policy_lookup", slots=slots)]
             return {**update, **self._label("template", parts), "parts": parts,
                     "plan": templates.plan_parts(parts, user) or []}
-        if d.path == "write":  # a draft from the request's own words, unless the LLM is to write it
-            drafted = ctx.templates_enabled and not ctx.llm_drafts
+        drafted = ctx.templates_enabled and not ctx.llm_drafts  # from the request's own words, or by the LLM
+        if d.path == "write" or (drafted and d.label == "free_writing" and drafts.parse(question).understood):
+            # Not sure, but it reads as one ("email my manager that ..."): a draft only repeats the request.
             return {**update, "route": "template" if drafted else "llm", "intent": "free_writing", "parts": []}
         parts = [Part(intent=i, slots=slots) for i in d.intents]
         return {**update, **self._label("llm", parts), "parts": parts}

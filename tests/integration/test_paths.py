@@ -111,6 +111,15 @@ async def test_writing_request_gets_a_draft_of_its_own_words_without_the_llm(ask
     assert not row["answer"].rstrip().endswith("[Your name]")  # signed with the caller's name from their profile
 
 
+async def test_a_writing_request_the_router_is_not_sure_of_still_gets_its_draft(ask):
+    row = await ask("email my manager that I will be late tomorrow", user="E1004")
+    assert row["router"]["label"] == "free_writing"  # its top label, sure or not
+    assert row["answered_by"] == "draft" and row["llm_calls"] == 0
+    assert "I would like to let you know that I will be late tomorrow." in row["answer"]
+    poem = await ask("write a poem about the warehouse", user="E1004")  # not a workplace text: no draft
+    assert poem["answered_by"] != "draft"
+
+
 async def test_writing_request_is_answered_by_the_llm_streaming_when_it_drafts(ask):
     deltas = []
     row = await ask("Write a short cheerful note to my team about Monday's stand-up.", deltas=deltas, llm_drafts=True)
