@@ -189,7 +189,7 @@ def vllm_command(settings: Settings) -> list[str]:
     """The command line of the local vLLM server (flags verified on CPU, see shared runtime notes)."""
     cmd = [str(settings.vllm_venv / "bin" / "python"), "-m", "vllm.entrypoints.openai.api_server",
            "--model", str(settings.model_path), "--served-model-name", settings.vllm_model,
-           "--host", "127.0.0.1", "--port", str(settings.vllm_port), "--dtype", "bfloat16",
+           "--host", "127.0.0.1", "--port", str(settings.vllm_port), "--dtype", settings.vllm_dtype,
            "--max-model-len", "4096", "--enable-prefix-caching", "--enable-auto-tool-choice",
            "--tool-call-parser", "hermes", "--enforce-eager", "--disable-uvicorn-access-log"]
     if settings.vllm_speculative:

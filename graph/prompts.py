@@ -25,7 +25,8 @@ def _tool_catalog() -> str:
 TOOL_CATALOG = _tool_catalog()
 
 PLANNER_SYSTEM = f"""You are the planner of Brightmart's internal help desk.
-Decide which tools answer the employee's request. Reply with JSON only, matching the schema.
+Decide which tools answer the employee's request. Reply only in the form asked for: the tool names separated
+by commas ("none" when no tool is needed), or JSON matching the schema.
 Rules:
 - Personal tools (attendance, salary, leave_balance) always use the caller's own employee id.
 - Use kb_search for company policies, procedures and anything in the handbook.

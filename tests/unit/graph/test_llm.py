@@ -1,6 +1,12 @@
 """The LLM steps' safety nets: plans repaired by slot filling, answers cut when they start repeating."""
 
-from graph.llm import repair_plan, repeat_start
+import re
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+
+from graph.llm import PLAN_NAMES_REGEX, plan_tools, repair_plan, repeat_start
 
 SLOTS = {"month": "2026-10", "date": "2026-11-30", "city": "Rome", "leave_type": "sick"}
 
@@ -25,3 +31,20 @@ def test_an_answer_that_starts_repeating_is_cut_where_the_repeat_begins():
     assert cut is not None and loop[:cut].strip() == "You can ask HR in MyHR for the form."
     assert repeat_start("Paternity leave is 4 weeks at full pay. Agree the dates with your manager.") is None
     assert repeat_start("") is None
+
+
+@pytest.mark.parametrize("reply, tools", [("weather, clothing_advice", ["weather", "clothing_advice"]),
+                                          ("none", []), ("kb_search", ["kb_search"]),
+                                          ('{"calls": [{"tool": "salary"}]}', ["salary"]),  # JSON still read
+                                          ("this is not a plan", [])])
+async def test_a_plan_of_tool_names_is_read_as_calls(reply, tools):
+    llm = GenericFakeChatModel(messages=iter([AIMessage(reply)]))
+    calls = await plan_tools(llm, [HumanMessage("q")], 40, with_args=False)
+    assert [c["tool"] for c in calls] == tools
+
+
+def test_the_names_constraint_allows_up_to_three_known_tools_or_none():
+    assert re.fullmatch(PLAN_NAMES_REGEX, "weather, clothing_advice, kb_search")
+    assert re.fullmatch(PLAN_NAMES_REGEX, "none")
+    assert not re.fullmatch(PLAN_NAMES_REGEX, "weather, payroll_dump")
+    assert not re.fullmatch(PLAN_NAMES_REGEX, "salary, salary, salary, salary")
