@@ -174,6 +174,17 @@ def _subject_line(r: Request) -> str:
     return "Subject: [subject]"
 
 
+def route_of(path: str, label: str, request: str, drafted: bool) -> str | None:
+    """The route of a writing request: "template" (drafted here) or "llm"; None when it is not one.
+
+    A request the router is not sure of but whose top label is free writing and that reads as "write <a kind
+    of text> ..." ("email my manager that ...") is drafted too: a draft only repeats what the request says.
+    """
+    if path == "write":
+        return "template" if drafted else "llm"
+    return "template" if drafted and label == "free_writing" and parse(request).understood else None
+
+
 def draft(request: str, name: str | None) -> str:
     """The draft, framed as one: what the caller said, with [placeholders] for the rest."""
     r = parse(request)

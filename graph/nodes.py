@@ -102,10 +102,8 @@ class Nodes:
             parts = [Part(intent="policy_lookup", slots=slots)]
             return {**update, **self._label("template", parts), "parts": parts,
                     "plan": templates.plan_parts(parts, user) or []}
-        drafted = ctx.templates_enabled and not ctx.llm_drafts  # from the request's own words, or by the LLM
-        if d.path == "write" or (drafted and d.label == "free_writing" and drafts.parse(question).understood):
-            # Not sure, but it reads as one ("email my manager that ..."): a draft only repeats the request.
-            return {**update, "route": "template" if drafted else "llm", "intent": "free_writing", "parts": []}
+        if (route := drafts.route_of(d.path, d.label, question, ctx.templates_enabled and not ctx.llm_drafts)):
+            return {**update, "route": route, "intent": "free_writing", "parts": []}
         parts = [Part(intent=i, slots=slots) for i in d.intents]
         return {**update, **self._label("llm", parts), "parts": parts}
 
@@ -165,7 +163,8 @@ class Nodes:
             raw = await llm.plan_tools(self.deps.llm, messages, ctx.plan_max_tokens, ctx.plan_arguments,
                                        self.deps.llm_gate)
         except llm.LLMUnavailable as exc:
-            self._cancel_prefetch(state)
+            for task in Prefetcher.take(self.deps, state.get("turn_id", "")).values():
+                task.cancel()
             return {"error": str(exc), "llm_calls": state.get("llm_calls", 0) + 1}
         plan = llm.repair_plan(raw, state["slots"], state["user"], state["question"])
         if ctx.plan_evidence:  # a small model's plan adds tools at random: keep those the router saw a hint of
@@ -298,7 +297,3 @@ class Nodes:
                 NextTurn(self.deps).launch(thread, state["user"], state.get("last_intents") or [], intents, said,
                                            current_context())
         return update
-
-    def _cancel_prefetch(self, state: State) -> None:
-        for task in Prefetcher.take(self.deps, state.get("turn_id", "")).values():
-            task.cancel()

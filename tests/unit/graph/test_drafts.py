@@ -31,7 +31,7 @@ def test_every_word_of_a_draft_is_the_requests_or_the_frames(request_text):
     text = draft(request_text, "Carla Moreau")
     allowed = FRAME | set(re.findall(r"[a-z0-9']+", request_text.lower())) | {"carla", "moreau"}
     assert set(re.findall(r"[a-z0-9']+", text.lower())) <= allowed, text
-    assert text.rstrip().endswith("Carla Moreau") and "[" in text  # signed, and says what to fill in
+    assert text.rstrip().endswith("Carla Moreau") and re.search(r"\[Add [^\]]+\.\]", text)  # what to fill in
 
 
 def test_the_parts_of_a_request_are_pulled_out():
@@ -55,3 +55,12 @@ def test_greeting_subject_and_body_follow_the_request():
 def test_what_is_not_a_workplace_text_gets_what_the_desk_can_do(request_text):
     text = draft(request_text, "Ana")
     assert "whom it is for and what it is about" in text and "Hi " not in text
+
+
+def test_a_writing_request_is_drafted_when_sure_or_when_it_reads_as_one():
+    from graph.drafts import route_of
+    assert route_of("write", "free_writing", "write a poem", drafted=True) == "template"
+    assert route_of("write", "free_writing", "write a poem", drafted=False) == "llm"  # the LLM drafts
+    assert route_of("llm", "free_writing", "email my manager that I am late", drafted=True) == "template"
+    assert route_of("llm", "free_writing", "write a poem about the warehouse", drafted=True) is None
+    assert route_of("llm", "handbook", "email my manager that I am late", drafted=True) is None
