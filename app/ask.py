@@ -94,6 +94,8 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
     ttft = None
     final: dict[str, Any] = {}
     row: dict[str, Any] = {"q": question, "user": user, "thread": thread}
+    if (start_early := getattr(graph, "start_early", None)) is not None:  # not on the plain agent
+        start_early(question, ctx)
     try:
         owner = None if fresh else await thread_owner(graph, thread)
         if owner is not None and owner != user:  # a conversation belongs to whoever started it

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 
 import torch
 from langchain_openai import ChatOpenAI
@@ -33,6 +34,7 @@ async def build_deps(settings: Settings) -> Deps:
     """Clients for every service, the FAQ entries and the router (trained now if not cached yet)."""
     # The encoders share the cores with vLLM's CPU worker: one thread (the default) keeps the router's decision
     # at 10-19 ms p50 while vLLM decodes, against 33 ms with one per core (`python -m app bench --contention`).
+    sys.setswitchinterval(settings.switch_interval_ms / 1000)  # the embedding thread gets the GIL back soon
     if settings.torch_threads > 0:
         torch.set_num_threads(settings.torch_threads)
     # Model loading and file reads are blocking: keep them off the event loop (LangGraph's server checks).

@@ -11,6 +11,7 @@ class Context:
     """Read by nodes through `runtime.context`; the benchmark flips these one at a time."""
 
     faq_enabled: bool = True  # FAQ early exit
+    early_embedding: bool = True  # embed the question while LangGraph loads the conversation (before the graph)
     faq_fallback_enabled: bool = True  # full path: offer the likely FAQ entry as the closest answer
     templates_enabled: bool = True  # templated plans and answers for known intents
     llm_drafts: bool = False  # writing requests: the LLM writes the draft (off: from the request's words, no LLM)

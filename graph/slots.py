@@ -10,6 +10,7 @@ capitalized word of letters), so nothing a user types reaches a tool unchecked.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime, timedelta
@@ -84,8 +85,11 @@ def spell_entities(text: str) -> str:
     return _WORD.sub(fix, text)
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse(phrase: str, today: date, prefer: Prefer) -> date | None:
-    """One time phrase as a date, relative to `today` (None when it is not one)."""
+    """One time phrase as a date, relative to `today` (None when it is not one). Memoized: the same phrases
+    ("last month", "tomorrow") come back all day, and dateparser takes ~1 ms for each.
+    """
     phrase = phrase.strip().lower()
     iso = _ISO.match(phrase)
     if iso:  # exact dates are validated here, never guessed

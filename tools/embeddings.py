@@ -80,13 +80,15 @@ class Embedder:
         """Embed one text (blocking)."""
         return self.embed([text])[0]
 
-    async def run(self, fn, *args):  # noqa: ANN001, ANN201
-        """Run a blocking embedding call on the embedder's own thread, off the event loop.
+    def run(self, fn, *args) -> asyncio.Future[Any]:  # noqa: ANN001
+        """Run a blocking embedding call on the embedder's own thread, off the event loop; await the result.
 
-        One dedicated thread: torch pays its per-thread start-up once (about half a second on the first
-        call from a new thread), not on whichever pool thread a request happens to land on.
+        The call is handed to the thread at once, not when the caller next awaits, so a prefetch started
+        before other work on the event loop runs beside it. One dedicated thread: torch pays its per-thread
+        start-up once (about half a second on the first call from a new thread), not on whichever pool
+        thread a request happens to land on.
         """
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        return asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     async def aembed_one(self, text: str) -> np.ndarray:
         """Embed one text off the event loop, so concurrent requests keep moving."""
@@ -94,27 +96,55 @@ class Embedder:
 
 
 class EmbeddingMemo:
-    """Embeddings by text, each computed once per process (bounded), in batches, off the event loop."""
+    """Embeddings by text, each computed once per process (bounded), in batches, off the event loop.
+
+    `prefetch(text)` starts a text's embedding before anyone asks for it (the question, while the graph
+    loads its checkpoint): a later call awaits that same computation instead of starting another.
+    """
 
     def __init__(self, embedder: Any, size: int = 4096) -> None:
         self.embedder = embedder
         self.size = size
         self._memo: dict[str, np.ndarray] = {}
+        self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
+
+    def prefetch(self, text: str) -> None:
+        """Start embedding `text` now, in the background (nothing to do when it is known or under way)."""
+        if text in self._memo or text in self._pending:
+            return
+        task = asyncio.ensure_future(self.embedder.run(self.embedder.embed, [text]))
+        self._pending[text] = task
+        task.add_done_callback(lambda t: self._settle(text, t))
+
+    def _settle(self, text: str, task: asyncio.Future[Any]) -> None:
+        self._pending.pop(text, None)
+        if not task.cancelled() and task.exception() is None:
+            self._remember({text: task.result()[0]})
 
     async def __call__(self, texts: list[str]) -> np.ndarray:
-        """Embeddings of many texts: memoized ones reused, the rest computed in one batch."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
-        found = {t: self._memo[t] for t in dict.fromkeys(texts) if t in self._memo}
+        """Embeddings of many texts: memoized ones reused, prefetched ones awaited, the rest in one batch."""
+        unique = list(dict.fromkeys(texts))
+        found = {t: self._memo[t] for t in unique if t in self._memo}
+        waiting = {t: self._pending[t] for t in unique if t not in found and t in self._pending}
+        missing = [t for t in unique if t not in found and t not in waiting]
         if missing:
             vecs = await self.embedder.run(self.embedder.embed, missing)
             found.update(zip(missing, vecs, strict=True))
+        for t, fut in waiting.items():  # a failed prefetch is computed again here
+            try:
+                found[t] = (await asyncio.shield(fut))[0]
+            except Exception:  # noqa: BLE001 - the prefetch's own error; the direct call below reports its own
+                found[t] = (await self.embedder.run(self.embedder.embed, [t]))[0]
         out = np.stack([found[t] for t in texts])  # before evicting: this call's texts may be the oldest
+        self._remember(found)
+        return out
+
+    def _remember(self, found: dict[str, np.ndarray]) -> None:
         for t, v in found.items():  # re-inserted: now the most recently used
             self._memo.pop(t, None)
             self._memo[t] = v
         while len(self._memo) > self.size:  # bounded: drop the least recently used
             self._memo.pop(next(iter(self._memo)))
-        return out
 
 
 def load_embedder(model: str = "", backend: str = "onnx", threads: int = 0) -> Embedder:

@@ -36,3 +36,40 @@ async def test_memo_embeds_each_text_once():
     assert list(memo._memo) == ["a", "c"]  # bounded, least recently used dropped
     await memo(["b"])
     assert calls[-1] == ["b"] and list(memo._memo) == ["c", "b"]
+
+
+async def test_a_prefetched_embedding_is_computed_once_and_a_failed_one_again():
+    """The question's embedding starts before the graph runs; the router's call awaits that same work."""
+    import asyncio
+
+    calls = []
+
+    class Slow:
+        fail = False
+
+        def run(self, fn, texts):  # like Embedder.run: handed to the thread at once
+            return asyncio.ensure_future(self._later(fn, texts))
+
+        async def _later(self, fn, texts):
+            await asyncio.sleep(0.01)
+            return fn(texts)
+
+        def embed(self, texts):
+            calls.append(list(texts))
+            if self.fail:
+                self.fail = False
+                raise RuntimeError("encoder busy")
+            return np.full((len(texts), 3), float(len(calls)), np.float32)
+
+    fake = Slow()
+    memo = EmbeddingMemo(fake)
+    memo.prefetch("when is payday")
+    memo.prefetch("when is payday")  # already under way: not started twice
+    out = await memo(["when is payday", "dress code"])
+    assert calls == [["dress code"], ["when is payday"]] or calls == [["when is payday"], ["dress code"]]
+    assert set(memo._memo) == {"when is payday", "dress code"} and not memo._pending
+    fake.fail = True
+    memo.prefetch("new question")
+    again = await memo(["new question"])
+    assert calls[-2:] == [["new question"], ["new question"]]  # the failed prefetch, then the call's own
+    assert again.shape == (1, 3) and out.shape == (2, 3)
