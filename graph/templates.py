@@ -10,7 +10,7 @@ from datetime import date
 from typing import Any
 
 from graph.state import Part, ToolCall, ToolResult
-from tools.domain import latest_payslip_month
+from tools.domain import ASK_HR, CONTACT_PATTERNS, latest_payslip_month
 from tools.registry import INTENTS, IntentSpec
 
 Renderer = Callable[[dict[str, Any], dict[str, dict[str, Any]]], str]
@@ -66,6 +66,18 @@ def render_leave_policy(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> 
             f"{p['notice'][0].upper()}{p['notice'][1:]}.{notes}")
 
 
+def render_my_details(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
+    """The caller's record; a manager or HR contact asked about is not in it, and the reply says so."""
+    e = r["employee_details"]
+    text = (f"Your record: employee id {e['id']}, {e['name']}, {e['role']} in {e['department']}, "
+            f"based in {e['city']}.")
+    missing = [who for who, pattern in CONTACT_PATTERNS.items() if pattern.search(slots.get("question") or "")]
+    if missing:
+        text += (f" Your {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not in the records the "
+                 f"help desk reads: ask {ASK_HR}.")
+    return text
+
+
 def _weather_sentence(w: dict[str, Any]) -> str:
     return (f"The forecast for {w['city']} on {w['date']}: {w['temperature_c']}°C, {w['condition']}, "
             f"wind {w['wind_kmh']} km/h.")
@@ -84,7 +96,8 @@ def render_weather_clothing(slots: dict[str, Any], r: dict[str, dict[str, Any]])
 # Each known intent's answer (tools/registry.py:INTENTS says which calls feed it).
 RENDERERS: dict[str, Renderer] = {
     "salary": render_salary, "attendance": render_attendance, "leave_balance": render_leave_balance,
-    "leave_policy": render_leave_policy, "weather": render_weather, "weather_clothing": render_weather_clothing,
+    "my_details": render_my_details, "leave_policy": render_leave_policy, "weather": render_weather,
+    "weather_clothing": render_weather_clothing,
 }
 
 

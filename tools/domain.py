@@ -88,6 +88,14 @@ def latest_payslip_month(today: date) -> str:
     return f"{last.year}-{last.month:02d}"
 
 
+# People an employee's record does not name (the backend keeps id, name, role, department and city): a question
+# about one of them is told so, and where to ask.
+UNRECORDED_CONTACTS: dict[str, tuple[str, ...]] = {
+    "manager": ("manager", "managers", "manger", "supervisor", "boss", "team lead*", "report to", "answer to",
+                "reporting line", "listed under"),
+    "HR contact": ("hr", "people partner", "hr advisor", "hr business partner", "hr representative"),
+}
+
 # Where employees are sent when the help desk cannot answer.
 ASK_HR = "HR through MyHR (myhr.brightmart.internal)"
 ASK_IT = "the IT service desk (extension 4357 or it.brightmart.internal)"
@@ -104,4 +112,5 @@ LEAVE_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern(v) for k, v in LEA
 LEAVE_PRIORITY: tuple[str, ...] = ("bereavement", "maternity", "paternity", "parental", "study", "unpaid", "sick",
                                    "annual")
 CITY_PATTERN = word_pattern([c.lower() for c in CITIES])
+CONTACT_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern(v) for k, v in UNRECORDED_CONTACTS.items()}
 COUNTRY_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern(v) for k, v in COUNTRIES.items()}

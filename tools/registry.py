@@ -32,6 +32,12 @@ class SalaryArgs(BaseModel):
     month: str = MONTH
 
 
+class EmployeeArgs(BaseModel):
+    """Arguments of `employee_details`."""
+
+    employee: str = EMPLOYEE
+
+
 class LeaveBalanceArgs(BaseModel):
     """Arguments of `leave_balance`."""
 
@@ -114,6 +120,9 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
     _spec("leave_balance", "Leave balance of the calling employee: annual days entitled, taken, pending, "
           "carried over and remaining; sick days used and remaining.", LeaveBalanceArgs, "/leave/balance",
           {"annual_remaining"}, ttl_s=300, personal=True),
+    _spec("employee_details", "The calling employee's record: employee id, name, role, department and the "
+          "city they work in.", EmployeeArgs, "/employee/details", {"id", "name", "role"}, ttl_s=86400,
+          personal=True),
     _spec("leave_policy", "Company rules for one type of leave: entitlement, pay, notice and notes.",
           LeavePolicyArgs, "/leave/policy", {"entitlement"}, ttl_s=86400),
     _spec("weather", "Weather forecast for a city on a day: temperature in Celsius, condition, wind.",
@@ -131,6 +140,7 @@ INTENTS: dict[str, IntentSpec] = {i.name: i for i in [
                unsaid_month="latest_payslip"),  # "my salary" on 1 December: November's, December's is not out
     IntentSpec("attendance", (("attendance", "attendance", {"employee": "$user", "month": "$month"}),), ("month",)),
     IntentSpec("leave_balance", (("leave_balance", "leave_balance", {"employee": "$user"}),)),
+    IntentSpec("my_details", (("employee_details", "employee_details", {"employee": "$user"}),)),
     IntentSpec("leave_policy", (("leave_policy", "leave_policy", {"leave_type": "$leave_type"}),), ("leave_type",)),
     IntentSpec("weather", (("weather", "weather", {"city": "$city", "date": "$date"}),), ("city", "date")),
     IntentSpec("weather_clothing", (

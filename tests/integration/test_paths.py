@@ -116,8 +116,8 @@ async def test_a_writing_request_the_router_is_not_sure_of_still_gets_its_draft(
     assert row["router"]["label"] == "free_writing"  # its top label, sure or not
     assert row["answered_by"] == "draft" and row["llm_calls"] == 0
     assert "I would like to let you know that I will be late tomorrow." in row["answer"]
-    poem = await ask("write a poem about the warehouse", user="E1004")  # not a workplace text: no draft
-    assert poem["answered_by"] != "draft"
+    poem = await ask("write a poem about the warehouse", user="E1004")  # not a workplace text: nothing made up,
+    assert poem["llm_calls"] == 0 and poem["answer"].startswith("I can set out a draft from a request")
 
 
 async def test_writing_request_is_answered_by_the_llm_streaming_when_it_drafts(ask):
@@ -131,3 +131,16 @@ async def test_writing_request_is_answered_by_the_llm_streaming_when_it_drafts(a
 async def test_refusal_for_someone_elses_salary(ask):
     row = await ask("What is E1002's salary for October?", user="E1001")
     assert row["route"] == "refused" and row["tools"] == [] and "your own" in row["answer"]
+
+
+async def test_questions_about_the_callers_own_record_get_it_not_a_refusal(ask, backend):
+    """"Who is my manager?" is about the caller: their record, and where to ask for what it lacks."""
+    for q, user in (("what is my employee id", "E1003"), ("Who is my HR contact?", "E1007"),
+                    ("who is my manager", "E1011")):
+        row = await ask(q, user=user)
+        record = backend.get("/employee/details", params={"employee": user}).json()
+        assert row["route"] == "template" and row["llm_calls"] == 0, (q, row["router"])
+        assert f"employee id {user}, {record['name']}, {record['role']}" in row["answer"], (q, row["answer"])
+    assert "not in the records" in row["answer"] and "MyHR" in row["answer"]
+    other = await ask("who is E1004's manager", user="E1011")
+    assert other["route"] == "refused" and "E1004" in other["answer"]

@@ -109,6 +109,13 @@ async def employee(emp: str) -> dict[str, Any]:  # noqa: D103
     return _employee(emp)
 
 
+@app.get("/employee/details")
+async def employee_details(employee: str) -> dict[str, Any]:  # noqa: D103
+    await _serve("employee_details")
+    row = _employee(employee)
+    return {k: row[k] for k in ("id", "name", "role", "department", "city")}
+
+
 @app.get("/attendance")
 async def attendance(employee: str, month: str) -> dict[str, Any]:  # noqa: D103
     await _serve("attendance")

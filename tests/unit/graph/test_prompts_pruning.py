@@ -21,8 +21,8 @@ def test_static_prefix_is_byte_identical_across_requests():
 def test_plan_schema_names_only_known_tools():
     schema = plan_schema()
     names = {v["properties"]["tool"]["const"] for v in schema["properties"]["calls"]["items"]["anyOf"]}
-    assert names == {"attendance", "salary", "leave_balance", "leave_policy", "weather", "clothing_advice",
-                     "kb_search"}
+    assert names == {"attendance", "salary", "leave_balance", "employee_details", "leave_policy", "weather",
+                     "clothing_advice", "kb_search"}
 
 
 def _history(n):

@@ -67,6 +67,27 @@ def test_leave_balance_says_the_sick_days_used_and_the_entitlement_from_the_back
     assert without.endswith("and 10 paid sick days remaining.")  # no count of used days: no entitlement guessed
 
 
+RECORD = {"id": "E1001", "name": "Anna de Vries", "role": "Sales Associate", "department": "Store Operations",
+          "city": "Amsterdam"}
+
+
+@pytest.mark.parametrize(("question", "unrecorded"), [
+    ("what is my employee id", None),
+    ("who is my line manager", "Your manager is not in the records"),
+    ("Who's my HR business partner?", "Your HR contact is not in the records"),
+    ("what's my role and who do I report to in HR", "Your manager and HR contact are not in the records"),
+])
+def test_my_details_gives_the_record_and_says_which_contact_it_lacks(question, unrecorded):
+    text = compose([{"intent": "my_details", "slots": {"question": question}}],
+                   [_ok("employee_details", "employee_details", RECORD)])
+    assert text.startswith("Your record: employee id E1001, Anna de Vries, Sales Associate in Store Operations, "
+                           "based in Amsterdam.")
+    if unrecorded:  # never a made-up name: where to ask instead
+        assert unrecorded in text and "MyHR" in text
+    else:
+        assert "not in the records" not in text
+
+
 def test_plan_parts_keeps_call_ids_apart_and_steps_aside_without_a_slot():
     parts = [{"intent": "weather", "slots": {"city": "Rome", "date": "2026-11-30"}},
              {"intent": "weather_clothing", "slots": {"city": "Oslo", "date": "2026-12-01"}}]

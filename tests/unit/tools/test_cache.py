@@ -31,5 +31,5 @@ def test_free_text_argument_is_left_to_similarity():
 
 def test_every_tool_has_a_lifetime_and_personal_tools_are_the_hr_ones():
     assert all(spec.ttl_s > 0 for spec in TOOLS.values())
-    assert {n for n, s in TOOLS.items() if s.personal} == {"salary", "attendance", "leave_balance"}
+    assert {n for n, s in TOOLS.items() if s.personal} == {"salary", "attendance", "leave_balance", "employee_details"}
     assert TOOLS["weather"].ttl_s < TOOLS["leave_policy"].ttl_s
