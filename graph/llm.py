@@ -26,7 +26,7 @@ from tools.registry import TOOLS
 
 log = logging.getLogger(__name__)
 REPEAT_NGRAM = 6
-PLAN_SCHEMAS = {True: plan_schema(with_args=True), False: plan_schema(with_args=False)}
+PLAN_SCHEMA = plan_schema(with_args=True)  # plans with arguments (Context.plan_arguments)
 # A plan of tool names only, as vLLM's structured outputs force it: "kb_search" or "weather, clothing_advice" or
 # "none". The JSON schema's plan was 57-84 tokens here (the 135M model fills it with whitespace) and took 5-7 s;
 # the same choice as names is 4-17 tokens, 2-3 s.
@@ -70,8 +70,10 @@ def repair_plan(raw_calls: list[dict[str, Any]], slots: dict[str, Any], user: st
 
 async def plan_tools(llm: BaseChatModel, messages: list[AnyMessage], max_tokens: int,
                      with_args: bool = True, gate: LLMGate | None = None) -> list[dict[str, Any]]:
-    """Ask the model for a JSON tool plan; malformed output yields an empty plan, never a crash."""
-    constraint = {"json": PLAN_SCHEMAS[True]} if with_args else {"regex": PLAN_NAMES_REGEX}
+    """Ask the model for a tool plan: tool names under a regex, or JSON with arguments (`with_args`).
+    Malformed output yields an empty plan, never a crash.
+    """
+    constraint = {"json": PLAN_SCHEMA} if with_args else {"regex": PLAN_NAMES_REGEX}
     bound = llm.bind(max_tokens=max_tokens, extra_body={"structured_outputs": constraint})
     try:
         async with gate.slot() if gate else contextlib.nullcontext():

@@ -23,12 +23,13 @@ def _tool_catalog() -> str:
 
 
 TOOL_CATALOG = _tool_catalog()
+PERSONAL_TOOLS = ", ".join(name for name, spec in TOOLS.items() if spec.personal)  # from the registry, never listed
 
 PLANNER_SYSTEM = f"""You are the planner of Brightmart's internal help desk.
 Decide which tools answer the employee's request. Reply only in the form asked for: the tool names separated
 by commas ("none" when no tool is needed), or JSON matching the schema.
 Rules:
-- Personal tools (attendance, salary, leave_balance) always use the caller's own employee id.
+- Personal tools ({PERSONAL_TOOLS}) always use the caller's own employee id.
 - Use kb_search for company policies, procedures and anything in the handbook.
 - Use weather for forecasts; add clothing_advice when the employee asks what to wear.
 - Call no tool for greetings or small talk: return an empty list.
