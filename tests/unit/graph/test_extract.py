@@ -107,6 +107,17 @@ def test_a_short_section_is_quoted_whole_with_its_heading_said_once():
     assert run(long_section, [0.8, 0.1, 0.1, 0.1])[0] == 'Rules: rule number 0 applies here. (from "T")'
 
 
+def test_in_a_long_section_the_best_sentence_comes_with_the_rule_before_it_not_the_page_intro():
+    pairs = sentences([{"title": "Annual leave", "text": (
+        "This page explains your annual leave and the main rules.\n## Requesting leave\n"
+        "- Request leave in MyHR at least 2 weeks ahead.\n- For requests of 2 days or fewer, 1 week ahead is enough.\n"
+        "- Your manager approves or declines the request in MyHR.\n- See the MyHR guide for the steps to follow.\n")}])
+    # The exception is closest and the page's intro is a close runner-up: the intro is another section.
+    answer, _ = run(pairs, [0.78, 0.6, 0.8, 0.3, 0.2])
+    assert answer == ('Requesting leave: Request leave in MyHR at least 2 weeks ahead. For requests of 2 days or '
+                      'fewer, 1 week ahead is enough. (from "Annual leave")')
+
+
 def test_distinctive_question_words_lift_the_specific_sentence_over_a_generic_one():
     passages = [{"title": "Public holidays", "text": (
         "## France (Paris)\nNew Year's Day and Bastille Day are paid holidays.\n"
