@@ -10,9 +10,11 @@ from typing import Any
 from tools.domain import ASK_HR, ASK_IT, EMPLOYEE_ID
 from tools.faq import FaqEntry
 
-OUT_OF_SCOPE = ("I'm Brightmart's help desk: I can answer questions about your pay, attendance and leave, company "
-                f"policies and the handbook, and the weather for your trips. I can't help with that one; for anything "
-                f"else about work, ask {ASK_HR} or {ASK_IT}.")
+# Said to small talk ("hi", "thanks!", "what can you do?") and to what is not a help-desk matter alike, so it
+# reads as an answer to both: what the desk covers, and where to ask about anything else.
+OUT_OF_SCOPE = ("I'm Brightmart's help desk. I answer questions about your own pay, attendance, leave and employee "
+                "record, company policies and the handbook, and the weather (and what to wear) for your trips, and I "
+                f"can set out a draft of a work message. For anything else about work, ask {ASK_HR} or {ASK_IT}.")
 
 
 def refusal(question: str, user: str) -> str:

@@ -91,6 +91,14 @@ async def test_question_the_handbook_does_not_answer_gets_where_to_ask_not_an_in
     assert row["llm_calls"] <= 1  # at most a plan: no LLM-written answer
 
 
+async def test_small_talk_gets_what_the_desk_covers_without_the_llm(ask):
+    for question in ("thanks!", "What can you do?"):
+        row = await ask(question)
+        assert row["router"]["label"] == "other" and row["llm_calls"] == 0, question
+        assert "your own pay, attendance, leave" in row["answer"] and "MyHR" in row["answer"], question
+        assert "can't help" not in row["answer"], question  # a thank-you is not refused
+
+
 async def test_question_in_another_language_gets_one_english_sentence(ask):
     row = await ask("¿Cuántos días de vacaciones me quedan este año?")
     assert row["route"] == "refused" and row["llm_calls"] == 0 and row["tools"] == []
