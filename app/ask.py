@@ -163,6 +163,8 @@ def _parse_line(line: bytes, default_user: str) -> tuple[dict[str, Any] | None, 
         item = json.loads(line.decode("utf-8", errors="replace"))
     except ValueError:
         return None, "this line is not valid JSON; expected {\"q\": ..., \"user\": ..., \"thread\": ...}"
+    if isinstance(item, dict) and "q" not in item and isinstance(item.get("question"), str):
+        item = {**item, "q": item["question"]}  # the field's long name is accepted too
     if not isinstance(item, dict) or not isinstance(item.get("q"), str):
         return None, "each line needs a string field \"q\" with the question"
     return {"q": item["q"], "user": str(item.get("user") or default_user),
