@@ -16,6 +16,7 @@ from app.auth import Verifier
 from app.ratelimit import RateLimit
 from app.settings import get_settings
 from graph.context import Context
+from graph.next_turn import WARMUP_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +67,14 @@ async def warm() -> None:
         return
     try:
         graph = await HOLDER.get()
-        thread = f"warmup-{new_thread_id()}"
+        thread = f"{WARMUP_PREFIX}{new_thread_id()}"
         for q in WARM_QUESTIONS:
             row = await run_turn(graph, q, "E1001", thread, Context())
             if row.get("error"):
                 log.warning("warm-up question %r failed: %s", q, row["error"])
         await rate_limit().limiter.storage.check()  # the limiter's Redis connection
+        if learned := await graph.seed_next_turn():
+            log.info("next-turn prefetch learned %d request pairs from the conversations kept", learned)
         await warm_prefix_cache()
     except Exception:  # a service down at start: serve anyway (each path has its own fallback), and say so
         log.exception("warm-up did not complete; serving cold")

@@ -22,6 +22,7 @@ from langgraph.types import Checkpointer
 from graph.context import Context
 from graph.deps import Deps
 from graph.kit import context_of, normalize
+from graph.next_turn import NextTurn
 from graph.nodes import Nodes
 from graph.state import AnsweredBy, InputState, State
 
@@ -86,6 +87,13 @@ def start_early(deps: Deps, question: str, ctx: Context) -> None:
         deps.prefetch_embedding(text)
 
 
+async def seed_next_turn(deps: Deps, checkpointer: Checkpointer) -> int:
+    """At a server's warm-up: next-turn prefetch learns what followed what from the conversations the
+    checkpointer holds, when this cache namespace has learned nothing yet (graph/next_turn.py).
+    """
+    return await NextTurn(deps).seed_from_history(checkpointer)
+
+
 def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpdesk"):
     """Compile the graph around the process's resources (no checkpointer for LangGraph Studio)."""
     nodes = Nodes(deps)
@@ -112,4 +120,5 @@ def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "help
     builder.add_edge("refuse", END)  # one-sentence refusal
     graph = builder.compile(checkpointer=checkpointer, name=name)
     graph.start_early = functools.partial(start_early, deps)  # type: ignore[attr-defined]
+    graph.seed_next_turn = functools.partial(seed_next_turn, deps, checkpointer)  # type: ignore[attr-defined]
     return graph

@@ -2,10 +2,12 @@
 
 What follows what is learned from finished turns: every answered tool request adds one to the count of
 "intent B asked right after intent A" in Redis (intent names only, never who asked; one table per cache
-namespace, so each benchmark variant learns on its own). After a turn answered A, each B seen after A
-at least `next_turn_min_seen` times and in at least `next_turn_min_share` of the cases is planned with
-this turn's slots (salary for October, then attendance for October), and its calls start at once, if
-they are the caller's own, idempotent, prefetchable tools and the conversation's budget allows.
+namespace, so each benchmark variant learns on its own). A namespace with no counts yet starts from the
+conversations the checkpointer holds (`seed_from_history`, at a server's warm-up). After a turn answered
+A, each B seen after A at least `next_turn_min_seen` times and in at least `next_turn_min_share` of the
+cases is planned with this turn's slots (salary for October, then attendance for October), and its calls
+start at once, if they are the caller's own, idempotent, prefetchable tools and the conversation's budget
+allows.
 
 Results go where every result goes, the tool cache; the next turn finds them there and reports them as
 served by `next_turn`. A call that reached the backend and was not asked for is counted as wasted. A new
@@ -32,6 +34,34 @@ log = logging.getLogger(__name__)
 PREFIX = "hd:next:"
 OFFERED_MAX = 1000  # more than any per-session prefetch budget
 KEEP_S = 3600  # the budget and the offered calls of a conversation are forgotten after an idle hour
+HISTORY_LIMIT = 20_000  # checkpoints read when a namespace is seeded from the conversations kept
+WARMUP_PREFIX = "warmup-"  # the threads a server's warm-up asks on (app/shared.py): not conversations
+
+
+async def tool_turns(checkpointer: Any, limit: int = HISTORY_LIMIT,
+                     skip_prefix: str = WARMUP_PREFIX) -> dict[str, list[list[str]]]:
+    """Per conversation in the checkpointer (its `limit` newest checkpoints), the intents of its tool turns
+    in order, as the live path learns them: a turn's final state carries `last_intents`, which an FAQ
+    answer or a refusal leaves as they were, so a repeat is one tool turn, not two.
+    """
+    finals: dict[str, dict[str, tuple[int, list[str]]]] = {}  # thread -> turn id -> (step, last_intents)
+    async for tup in checkpointer.alist(None, limit=limit):
+        thread = str((tup.config.get("configurable") or {}).get("thread_id") or "")
+        values = tup.checkpoint.get("channel_values") or {}
+        turn, intents, step = values.get("turn_id"), values.get("last_intents"), (tup.metadata or {}).get("step", 0)
+        if not thread or thread.startswith(skip_prefix) or not turn or not intents:
+            continue
+        known = finals.setdefault(thread, {})
+        if turn not in known or known[turn][0] < step:
+            known[turn] = (int(step), [str(i) for i in intents])
+    out: dict[str, list[list[str]]] = {}
+    for thread, turns in finals.items():
+        seq: list[list[str]] = []
+        for _, intents in sorted(turns.values()):
+            if not seq or seq[-1] != intents:
+                seq.append(intents)
+        out[thread] = seq
+    return out
 
 
 class NextTurn:
@@ -44,18 +74,38 @@ class NextTurn:
         return self.deps.cache.namespace + PREFIX + ":".join(parts)
 
     async def learn(self, previous: list[str], current: list[str]) -> None:
-        """Count that each current intent followed each previous one.
+        """Count that each current intent followed each previous one."""
+        await self._count([(previous, current)])
+
+    async def _count(self, turns: list[tuple[list[str], list[str]]]) -> int:
+        """Count each (previous, current) pair of tool turns in one round trip; returns the pairs counted.
 
         The same intent again ("and last month?") is not counted: it is never prefetched (the conversation
         already asked it), and counting it would drown what does follow in long runs of follow-ups.
         """
-        pairs = [(a, b) for a in previous for b in current if a in INTENTS and b in INTENTS and a != b]
-        if not pairs:
-            return
-        pipe = self.deps.redis.pipeline(transaction=False)
-        for a, b in pairs:
-            pipe.hincrby(self._key("follows", a), b, 1)
-        await pipe.execute()
+        pairs = [(a, b) for previous, current in turns for a in previous for b in current
+                 if a in INTENTS and b in INTENTS and a != b]
+        if pairs:
+            pipe = self.deps.redis.pipeline(transaction=False)
+            for a, b in pairs:
+                pipe.hincrby(self._key("follows", a), b, 1)
+            await pipe.execute()
+        return len(pairs)
+
+    async def seed_from_history(self, checkpointer: Any, limit: int = HISTORY_LIMIT) -> int:
+        """Learn what followed what from the finished conversations the checkpointer holds, once per cache
+        namespace: a new Redis (or namespace) starts from them, not from nothing, while later turns keep
+        counting live. Returns the pairs counted (0 when the namespace was seeded before).
+        """
+        if checkpointer is None or not await self.deps.redis.set(self._key("seeded"), "1", nx=True):
+            return 0
+        try:
+            kept = await tool_turns(checkpointer, limit)
+            turns = [(a, b) for seq in kept.values() for a, b in zip(seq, seq[1:], strict=False)]
+            return await self._count(turns)
+        except BaseException:
+            await self.deps.redis.delete(self._key("seeded"))  # not seeded after all: the next start tries again
+            raise
 
     async def likely(self, intent: str, min_share: float, min_seen: int) -> list[str]:
         """Intents that followed `intent` often enough, most frequent first."""

@@ -46,6 +46,7 @@ async def accuracy_only(out: str = "bench-results") -> int:
     services.up(settings)
     deps = await build_deps(settings)
     runner = Runner(deps, run_id=str(int(time.time())))
+    await runner.learn_sessions(["optimized"])
     rows = [await runner.run_measured("optimized", item)
             for item in tqdm(interleaved(load()), desc="accuracy", unit="req")]
     held = [r for r in rows if r["kind"] == "heldout"]

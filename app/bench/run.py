@@ -24,7 +24,7 @@ from app import services
 from app.ask import run_turn
 from app.bench import coldstart, floors, metrics, plots, probes
 from app.bench.baseline import build_plain_agent, run_create_agent
-from app.bench.sessions import next_turn_summary
+from app.bench.sessions import interleaved, next_turn_summary, training_sessions
 from app.bench.workload import TODAY, Item, load
 from app.bench.workload import quick as quick_slice
 from app.router_train import load_split
@@ -32,6 +32,7 @@ from app.runtime import build_deps
 from app.settings import get_settings
 from graph.context import Context
 from graph.graph import build_graph
+from graph.next_turn import NextTurn
 from tools.cache import ToolCache
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,16 @@ class Runner:
 
     def _deps_for(self, variant: str) -> Any:
         return replace(self.deps, cache=ToolCache(self.deps.redis, namespace=f"bench:{self.run_id}:{variant}:"))
+
+    async def learn_sessions(self, variants: list[str]) -> int:
+        """Before the measured pass: the training conversations through the graph in a namespace of their own,
+        then each variant's next-turn prefetch learns from what that graph's checkpointer kept, as a server
+        does at its warm-up. Without it each variant would learn from nothing, during the measured pass.
+        """
+        for item in interleaved(training_sessions()):
+            await self.run("train", item)
+        kept = self.graph("train").checkpointer
+        return sum([await NextTurn(self._deps_for(v)).seed_from_history(kept) for v in variants])
 
     def graph(self, variant: str) -> Any:
         """The compiled graph of a variant (plain agent or optimized), built once."""
@@ -156,6 +167,8 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     router_probe = await probes.router_decisions(deps, [it["q"] for it in load_split("test")][: 60 if quick else 349])
     runner = Runner(deps, run_id=str(int(time.time())))
     variants = ["baseline", "create_agent", "optimized"]
+    names = ["optimized", *ABLATIONS]
+    await runner.learn_sessions(["optimized", *(f"abl{rnd}_{name}" for rnd in range(repeats) for name in names)])
     rows: list[dict[str, Any]] = []
     before = probes.vllm_counters(settings.llm_url)
     bar = tqdm(total=len(items) * len(variants) + repeats * len(abl_items) * (len(ABLATIONS) + 1), desc="bench",
@@ -201,7 +214,6 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     # Each round runs every variant again with new (cold) caches; the slowdown's interval says whether the
     # difference stands out from the noise of this run.
     abl_rows: list[dict[str, Any]] = []
-    names = ["optimized", *ABLATIONS]
     for rnd in range(repeats):
         for i, item in enumerate(abl_items):
             for name in names[(i + rnd) % len(names):] + names[:(i + rnd) % len(names)]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from app.bench.workload import MONTHS, Facts, Item, _month_name
+from app.bench.workload import MONTHS, ROOT, Facts, Item, _month_name
 from tools.registry import TOOLS
 
 
@@ -48,6 +48,25 @@ def personal_sessions(add: Any, session_id: Any, facts: Facts, rng: random.Rando
             add(s, u, "When do we get paid?", "session", ["faq"], ["25th"])
         if rng.random() < 0.5 and nxt != "balance":
             balance(s, u)
+
+
+def training_sessions(seed: int = 20261201) -> list[Item]:
+    """Conversations of the session slice's kind drawn with another seed, run before the measured pass in a
+    namespace of their own: what next-turn prefetch learns from (`NextTurn.seed_from_history`), as a server
+    learns from the conversations its checkpointer kept. They are never the measured ones, and the tool cache
+    they fill is not the measured variants'.
+    """
+    rng = random.Random(seed)
+    items: list[Item] = []
+
+    def add(session: str, user: str, q: str, kind: str, routes: list[str], f: list[str] | None = None) -> None:
+        turn = sum(1 for it in items if it.session == session)
+        items.append(Item(f"{session}.{turn}", session, turn, user, q, kind, routes, f or []))
+
+    count = iter(range(1, 1000))
+    personal_sessions(add, lambda prefix: f"train-{prefix}{next(count):02d}",
+                      Facts(ROOT / ".run" / "bench-facts.sqlite"), rng, [f"E{1001 + i}" for i in range(20)])
+    return items
 
 
 def interleaved(items: list[Item], window: int = 4) -> list[Item]:

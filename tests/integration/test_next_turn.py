@@ -86,3 +86,24 @@ async def test_a_prefetch_nobody_asked_for_is_counted_as_wasted(ask, fresh_cache
     row = await ask("When do we get paid?", user="E1011", thread=thread, today=TODAY)
     assert row["route"] == "faq" and row["next_turn"] == {"offered": 1, "used": 0, "wasted": 1}
     await redis.aclose()
+
+
+async def test_a_new_redis_learns_what_follows_what_from_the_conversations_the_checkpointer_kept(
+        helpdesk, ask, fresh_cache, settings):
+    redis = Redis.from_url(settings.redis)
+    for user, month in (("E1002", "February"), ("E1003", "March")):
+        thread = new_thread_id()
+        await ask(PAY.format(m=month), user=user, thread=thread, today=TODAY)
+        await ask(ATTENDANCE, user=user, thread=thread, today=TODAY)
+    await _forget_what_was_learned(redis)  # a new Redis: nothing learned, never seeded
+    lone = new_thread_id()
+    await ask(PAY.format(m="June"), user="E1013", thread=lone, today=TODAY)
+    assert not await _prefetched(redis, lone, timeout_s=2.0)
+    assert await helpdesk.seed_next_turn() > 0  # what a server does at its warm-up
+    assert await helpdesk.seed_next_turn() == 0  # once: from then on the live turns count
+    thread = new_thread_id()
+    await ask(PAY.format(m="May"), user="E1014", thread=thread, today=TODAY)
+    assert await _prefetched(redis, thread)
+    row = await ask(ATTENDANCE, user="E1014", thread=thread, today=TODAY)
+    assert [t["cache"] for t in row["tools"]] == ["next_turn"]
+    await redis.aclose()

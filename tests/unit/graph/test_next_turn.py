@@ -43,3 +43,36 @@ def test_a_call_still_in_flight_when_the_question_came_is_awaited_and_counted_as
     _, counts = account({"offered": [], "in_flight": [sig], "used": 0, "wasted": 0},
                         [_result("salary", args, "miss")], left=1)  # asked something else: stopped, wasted
     assert (counts["used"], counts["wasted"]) == (0, 1)
+
+
+async def _kept_turn(saver, thread, step, turn_id, last_intents):
+    """A turn's final checkpoint as the graph leaves it: its id and the intents of the last tool turn."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"turn_id": turn_id, "last_intents": last_intents}
+    versions = {"turn_id": step, "last_intents": step}  # savers that keep values per channel version need them
+    checkpoint["channel_versions"] = versions
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    await saver.aput(config, checkpoint, {"source": "loop", "step": step}, versions)
+
+
+async def test_a_new_namespace_learns_what_followed_what_from_the_conversations_kept_once():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph.next_turn import tool_turns
+
+    saver = InMemorySaver()
+    for thread in ("t1", "t2"):
+        await _kept_turn(saver, thread, 1, f"{thread}a", ["salary"])
+        await _kept_turn(saver, thread, 4, f"{thread}b", ["salary"])  # an FAQ answer in between leaves them
+        await _kept_turn(saver, thread, 7, f"{thread}c", ["attendance"])
+    await _kept_turn(saver, "warmup-x", 1, "w1", ["salary"])  # a server's warm-up is no conversation
+    await _kept_turn(saver, "warmup-x", 4, "w2", ["leave_balance"])
+    assert (await tool_turns(saver))["t1"] == [["salary"], ["attendance"]]
+    nt = NextTurn(make_deps())
+    assert await nt.likely("salary", min_share=0.3, min_seen=2) == []  # nothing learned yet
+    assert await nt.seed_from_history(saver) == 2
+    assert await nt.likely("salary", min_share=0.3, min_seen=2) == ["attendance"]
+    assert await nt.seed_from_history(saver) == 0  # seeded once: live turns count from then on
+    assert await nt.likely("salary", min_share=0.3, min_seen=3) == []
