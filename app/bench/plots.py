@@ -31,8 +31,9 @@ def optimized_lines(s: dict[str, Any]) -> str:
             lines.append(f"| {kind} | {f['n']} | {_fmt(f['median'], 2)}x | {_fmt(f['p95'], 2)}x |")
     if s.get("compound", {}).get("n"):
         c = s["compound"]
-        lines.append(f"compound requests ({c['n']}): first token {_fmt(c['ttft_ms'])} ms, "
-                     f"{_fmt(c['ttft_over_fastest_tool'], 2)}x their fastest tool (median)")
+        lines.append(f"compound requests ({c['n']}): first token {_fmt(c['ttft_ms'])} ms; the "
+                     f"{c.get('n_backend', c['n'])} whose fastest part reached the backend: "
+                     f"{_fmt(c['ttft_over_fastest_tool'], 2)}x that tool (median)")
     if s.get("next_turn"):
         n = s["next_turn"]
         share = "-" if n["served_share"] is None else f"{n['served_share']:.0%}"

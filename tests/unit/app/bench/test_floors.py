@@ -43,7 +43,12 @@ def test_floor_summary_and_compound_first_token():
     assert 2.9 < s["faq"]["p95"] <= 3.0
     compound = [{"router_label": "compound", "ttft_ms": 660.0, "tools": [_tool("leave_balance", ms=600.0),
                                                                         _tool("weather", ms=1200.0)]},
-                {"router_label": "salary", "ttft_ms": 10.0, "tools": [_tool("salary", ms=5.0)]}]
+                {"router_label": "salary", "ttft_ms": 10.0, "tools": [_tool("salary", ms=5.0)]},
+                # its fastest part came from the cache in 1 ms: its first token is counted, not a 40x ratio
+                {"router_label": "compound", "ttft_ms": 40.0, "tools": [_tool("leave_balance", "hit", ms=1.0),
+                                                                       _tool("weather", ms=1200.0)]}]
     c = floors.compound_ttft(compound)
-    assert c["n"] == 1 and abs(c["ttft_over_fastest_tool"] - 1.1) < 1e-9
+    assert (c["n"], c["n_backend"]) == (2, 1) and abs(c["ttft_over_fastest_tool"] - 1.1) < 1e-9
+    assert c["ttft_ms"] == 350.0  # the median first token of both
+    assert floors.compound_ttft(compound[1:])["ttft_over_fastest_tool"] is None  # no backend part: no ratio
 
