@@ -66,7 +66,8 @@ def extract(question: str, question_vec: np.ndarray, sentence_vecs: np.ndarray, 
 
     A short section under its own heading (at most `section_max` sentences) is quoted whole: its rule and the
     exceptions to it come together ("at least 2 weeks ahead", then "2 days or fewer: 1 week"). In a longer
-    section the best sentence comes with the one before it, and never with a sentence of another section.
+    section a quoted sentence comes with the one before it. A best sentence under a heading is never joined by
+    a sentence of another section.
     """
     if not pairs:
         return None, 0.0
@@ -80,12 +81,15 @@ def extract(question: str, question_vec: np.ndarray, sentence_vecs: np.ndarray, 
     title, heading = pairs[top][0], _heading(pairs[top])
     keep = sorted(int(i) for i in order[:k] if scores[i] >= best - 0.05 and pairs[int(i)][0] == title
                   and (not heading or _heading(pairs[int(i)]) == heading))  # a sentence of another section is off topic
-    if heading:
-        section = [j for j, p in enumerate(pairs) if p[0] == title and _heading(p) == heading]
-        if len(section) <= section_max:
-            keep = sorted(set(keep) | set(section))
-        elif top != section[0]:  # a long section: the sentence before the best is the rule its exception follows
-            keep = sorted(set(keep) | {section[section.index(top) - 1]})
+    context: set[int] = set()
+    for i in keep:  # each quoted sentence with its context: its short section whole, or the sentence before it
+        if own := _heading(pairs[i]):
+            section = [j for j, p in enumerate(pairs) if p[0] == title and _heading(p) == own]
+            if len(section) <= section_max:
+                context |= set(section)
+            elif i != section[0]:  # a long section: the sentence before is the rule an exception follows
+                context.add(section[section.index(i) - 1])
+    keep = sorted(set(keep) | context)
     if pairs[keep[-1]][1].endswith(":"):  # a lead-in: the list that follows is the answer
         keep += [j for j in range(keep[-1] + 1, min(keep[-1] + 4, len(pairs))) if pairs[j][0] == title]
     said: list[str] = []

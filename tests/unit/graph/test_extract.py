@@ -116,6 +116,10 @@ def test_in_a_long_section_the_best_sentence_comes_with_the_rule_before_it_not_t
     answer, _ = run(pairs, [0.78, 0.6, 0.8, 0.3, 0.2])
     assert answer == ('Requesting leave: Request leave in MyHR at least 2 weeks ahead. For requests of 2 days or '
                       'fewer, 1 week ahead is enough. (from "Annual leave")')
+    # The intro is closest and the exception a close runner-up: the exception still comes with its rule.
+    answer, _ = run(pairs, [0.8, 0.6, 0.78, 0.3, 0.2])
+    assert answer.startswith('This page explains your annual leave and the main rules. Requesting leave: Request '
+                             'leave in MyHR at least 2 weeks ahead. For requests of 2 days or fewer')
 
 
 def test_distinctive_question_words_lift_the_specific_sentence_over_a_generic_one():
