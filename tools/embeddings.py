@@ -99,7 +99,10 @@ class EmbeddingMemo:
     """Embeddings by text, each computed once per process (bounded), in batches, off the event loop.
 
     `prefetch(text)` starts a text's embedding before anyone asks for it (the question, while the graph
-    loads its checkpoint): a later call awaits that same computation instead of starting another.
+    loads its checkpoint): a later call awaits that same computation instead of starting another. Texts
+    prefetched while an earlier prefetch is on the embedding thread wait for it and then go together, as one
+    batch: questions that arrive at once from several conversations share one pass of the model instead of
+    queueing a pass each.
     """
 
     def __init__(self, embedder: Any, size: int = 4096) -> None:
@@ -107,19 +110,46 @@ class EmbeddingMemo:
         self.size = size
         self._memo: dict[str, np.ndarray] = {}
         self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
+        self._queued: list[str] = []  # prefetched texts waiting for the batch on the thread to finish
+        self._busy: asyncio.AbstractEventLoop | None = None  # the loop whose prefetch batch is on the thread
 
     def prefetch(self, text: str) -> None:
         """Start embedding `text` now, in the background (nothing to do when it is known or under way)."""
         if text in self._memo or text in self._pending:
             return
-        task = asyncio.ensure_future(self.embedder.run(self.embedder.embed, [text]))
-        self._pending[text] = task
-        task.add_done_callback(lambda t: self._settle(text, t))
+        loop = asyncio.get_running_loop()
+        if self._busy is not None and self._busy is not loop:  # a batch of a loop that is gone: start afresh
+            for queued in self._queued:
+                self._pending.pop(queued, None)
+            self._queued, self._busy = [], None
+        fut: asyncio.Future[np.ndarray] = loop.create_future()
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())  # an error nobody awaits is not logged
+        self._pending[text] = fut
+        self._queued.append(text)
+        if self._busy is None:  # the thread is free of prefetches: this one starts at once
+            self._next_batch(loop)
 
-    def _settle(self, text: str, task: asyncio.Future[Any]) -> None:
-        self._pending.pop(text, None)
-        if not task.cancelled() and task.exception() is None:
-            self._remember({text: task.result()[0]})
+    def _next_batch(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch, self._queued = self._queued, []
+        self._busy = loop if batch else None
+        if batch:
+            job = self.embedder.run(self.embedder.embed, batch)
+            job.add_done_callback(lambda j: self._deliver(batch, j, loop))
+
+    def _deliver(self, batch: list[str], job: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> None:
+        """Hand each prefetched text its row of the batch (or the batch's error), then start the next batch."""
+        for i, text in enumerate(batch):
+            fut = self._pending.pop(text, None)
+            if fut is None or fut.done():
+                continue
+            if job.cancelled():
+                fut.cancel()
+            elif (error := job.exception()) is not None:
+                fut.set_exception(error)
+            else:
+                self._remember({text: job.result()[i]})
+                fut.set_result(job.result()[i:i + 1])
+        self._next_batch(loop)
 
     async def __call__(self, texts: list[str]) -> np.ndarray:
         """Embeddings of many texts: memoized ones reused, prefetched ones awaited, the rest in one batch."""

@@ -74,3 +74,30 @@ async def test_a_prefetched_embedding_is_computed_once_and_a_failed_one_again():
     again = await memo(["new question"])
     assert calls[-2:] == [["new question"], ["new question"]]  # the failed prefetch, then the call's own
     assert again[0][0] == len(calls)  # the vector of the call's own computation, after the failure
+
+
+async def test_questions_prefetched_while_the_thread_is_busy_go_together_in_the_next_batch():
+    """Concurrent conversations: the first question starts at once, the next ones share one pass after it."""
+    import asyncio
+
+    calls = []
+
+    class Slow:
+        def run(self, fn, texts):
+            return asyncio.ensure_future(self._later(fn, texts))
+
+        async def _later(self, fn, texts):
+            await asyncio.sleep(0.01)
+            return fn(texts)
+
+        def embed(self, texts):
+            calls.append(list(texts))
+            return np.array([[10.0 * len(calls) + i] for i in range(len(texts))], np.float32)
+
+    memo = EmbeddingMemo(Slow())
+    for q in ("when is payday", "dress code", "my leave balance"):
+        memo.prefetch(q)
+    out = await memo(["my leave balance", "when is payday", "dress code"])
+    assert calls == [["when is payday"], ["dress code", "my leave balance"]]
+    assert [float(v[0]) for v in out] == [21.0, 10.0, 20.0]  # each text gets its own row of its batch
+    assert not memo._pending and set(memo._memo) == {"when is payday", "dress code", "my leave balance"}
