@@ -73,13 +73,23 @@ async def warm() -> None:
             if row.get("error"):
                 log.warning("warm-up question %r failed: %s", q, row["error"])
         await rate_limit().limiter.storage.check()  # the limiter's Redis connection
-        if learned := await graph.seed_next_turn():
-            log.info("next-turn prefetch learned %d request pairs from the conversations kept", learned)
         await warm_prefix_cache()
+        await seed_next_turn(graph)
     except Exception:  # a service down at start: serve anyway (each path has its own fallback), and say so
         log.exception("warm-up did not complete; serving cold")
     finally:
         READY.set()
+
+
+async def seed_next_turn(graph: Any) -> None:
+    """Next-turn prefetch learns from the conversations kept, when this Redis has learned nothing yet; a
+    failure costs only that (the warm-up's other steps are done), so it is logged, not raised.
+    """
+    try:
+        if learned := await graph.seed_next_turn():
+            log.info("next-turn prefetch learned %d request pairs from the conversations kept", learned)
+    except Exception:  # noqa: BLE001 - prefetch then learns from live turns only
+        log.warning("next-turn prefetch could not read the conversations kept", exc_info=True)
 
 
 async def warm_prefix_cache() -> None:
