@@ -87,13 +87,6 @@ def start_early(deps: Deps, question: str, ctx: Context) -> None:
         deps.prefetch_embedding(text)
 
 
-async def seed_next_turn(deps: Deps, checkpointer: Checkpointer) -> int:
-    """At a server's warm-up: next-turn prefetch learns what followed what from the conversations the
-    checkpointer holds, when this cache namespace has learned nothing yet (graph/next_turn.py).
-    """
-    return await NextTurn(deps).seed_from_history(checkpointer)
-
-
 def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpdesk"):
     """Compile the graph around the process's resources (no checkpointer for LangGraph Studio)."""
     nodes = Nodes(deps)
@@ -120,5 +113,6 @@ def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "help
     builder.add_edge("refuse", END)  # one-sentence refusal
     graph = builder.compile(checkpointer=checkpointer, name=name)
     graph.start_early = functools.partial(start_early, deps)  # type: ignore[attr-defined]
-    graph.seed_next_turn = functools.partial(seed_next_turn, deps, checkpointer)  # type: ignore[attr-defined]
+    # At a server's warm-up: next-turn prefetch learns from the conversations the checkpointer holds.
+    graph.seed_next_turn = functools.partial(NextTurn(deps).seed_from_history, checkpointer)  # type: ignore[attr-defined]
     return graph

@@ -138,17 +138,20 @@ class EmbeddingMemo:
 
     def _deliver(self, batch: list[str], job: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> None:
         """Hand each prefetched text its row of the batch (or the batch's error), then start the next batch."""
+        error = None if job.cancelled() else job.exception()
+        vecs = job.result() if not job.cancelled() and error is None else None
+        if vecs is not None:
+            self._remember(dict(zip(batch, vecs, strict=True)))
         for i, text in enumerate(batch):
             fut = self._pending.pop(text, None)
             if fut is None or fut.done():
                 continue
-            if job.cancelled():
-                fut.cancel()
-            elif (error := job.exception()) is not None:
+            if vecs is not None:
+                fut.set_result(vecs[i:i + 1])
+            elif error is not None:
                 fut.set_exception(error)
             else:
-                self._remember({text: job.result()[i]})
-                fut.set_result(job.result()[i:i + 1])
+                fut.cancel()
         self._next_batch(loop)
 
     async def __call__(self, texts: list[str]) -> np.ndarray:

@@ -54,7 +54,7 @@ class Runner:
     def _deps_for(self, variant: str) -> Any:
         return replace(self.deps, cache=ToolCache(self.deps.redis, namespace=f"bench:{self.run_id}:{variant}:"))
 
-    async def learn_sessions(self, variants: list[str]) -> int:
+    async def learn_sessions(self, variants: list[str]) -> None:
         """Before the measured pass: the training conversations through the graph in a namespace of their own,
         then each variant's next-turn prefetch learns from what that graph's checkpointer kept, as a server
         does at its warm-up. Without it each variant would learn from nothing, during the measured pass.
@@ -62,7 +62,8 @@ class Runner:
         for item in interleaved(training_sessions()):
             await self.run("train", item)
         kept = self.graph("train").checkpointer
-        return sum([await NextTurn(self._deps_for(v)).seed_from_history(kept) for v in variants])
+        for variant in variants:
+            await NextTurn(self._deps_for(variant)).seed_from_history(kept)
 
     def graph(self, variant: str) -> Any:
         """The compiled graph of a variant (plain agent or optimized), built once."""

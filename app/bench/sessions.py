@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from app.bench.workload import MONTHS, ROOT, Facts, Item, _month_name
+from app.bench.workload import FACTS_DB, MONTHS, Facts, Item, _month_name
 from tools.registry import TOOLS
 
 
@@ -65,7 +65,7 @@ def training_sessions(seed: int = 20261201) -> list[Item]:
 
     count = iter(range(1, 1000))
     personal_sessions(add, lambda prefix: f"train-{prefix}{next(count):02d}",
-                      Facts(ROOT / ".run" / "bench-facts.sqlite"), rng, [f"E{1001 + i}" for i in range(20)])
+                      Facts(FACTS_DB), rng, [f"E{1001 + i}" for i in range(20)])
     return items
 
 

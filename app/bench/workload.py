@@ -29,6 +29,7 @@ TODAY = date(2026, 11, 29)
 TOMORROW = TODAY + timedelta(days=1)
 WORKLOAD = ROOT / "data" / "bench" / "workload.jsonl"
 HELDOUT = ROOT / "data" / "bench" / "heldout.yaml"
+FACTS_DB = ROOT / ".run" / "bench-facts.sqlite"  # the figures answers are scored against
 ANY = ["faq", "template", "llm"]
 CITIES = list(HOME_CITIES)
 MONTHS = ["2026-03", "2026-06", "2026-08", "2026-09", "2026-10"]
@@ -97,7 +98,7 @@ def _answer_facts(answer: str) -> list[str]:
 def generate(seed: int = 7) -> list[Item]:
     """The full workload (deterministic for a seed)."""
     rng = random.Random(seed)
-    facts = Facts(ROOT / ".run" / "bench-facts.sqlite")
+    facts = Facts(FACTS_DB)
     faq = yaml.safe_load((ROOT / "data" / "faq.yaml").read_text())
     dev = yaml.safe_load((ROOT / "data" / "faq_dev.yaml").read_text())
     by_id = {e["id"]: e for e in faq}

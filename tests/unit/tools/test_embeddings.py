@@ -1,3 +1,5 @@
+import asyncio
+
 import numpy as np
 
 from tools.embeddings import Embedder, EmbeddingMemo
@@ -38,30 +40,33 @@ async def test_memo_embeds_each_text_once():
     assert calls[-1] == ["b"] and list(memo._memo) == ["c", "b"]
 
 
+class SlowEncoder:
+    """Like Embedder: `run` hands the call to the thread at once, and its vectors come 10 ms later.
+    Row i of the n-th call is `vector(n, i)` (three times over); with `fail` set, the next call raises.
+    """
+
+    def __init__(self, vector):
+        self.calls, self.fail, self.vector = [], False, vector
+
+    def run(self, fn, texts):
+        return asyncio.ensure_future(self._later(fn, texts))
+
+    async def _later(self, fn, texts):
+        await asyncio.sleep(0.01)
+        return fn(texts)
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        if self.fail:
+            self.fail = False
+            raise RuntimeError("encoder busy")
+        return np.array([[self.vector(len(self.calls), i)] * 3 for i in range(len(texts))], np.float32)
+
+
 async def test_a_prefetched_embedding_is_computed_once_and_a_failed_one_again():
     """The question's embedding starts before the graph runs; the router's call awaits that same work."""
-    import asyncio
-
-    calls = []
-
-    class Slow:
-        fail = False
-
-        def run(self, fn, texts):  # like Embedder.run: handed to the thread at once
-            return asyncio.ensure_future(self._later(fn, texts))
-
-        async def _later(self, fn, texts):
-            await asyncio.sleep(0.01)
-            return fn(texts)
-
-        def embed(self, texts):
-            calls.append(list(texts))
-            if self.fail:
-                self.fail = False
-                raise RuntimeError("encoder busy")
-            return np.full((len(texts), 3), float(len(calls)), np.float32)
-
-    fake = Slow()
+    fake = SlowEncoder(lambda n, i: float(n))
+    calls = fake.calls
     memo = EmbeddingMemo(fake)
     memo.prefetch("when is payday")
     memo.prefetch("when is payday")  # already under way: not started twice
@@ -78,23 +83,9 @@ async def test_a_prefetched_embedding_is_computed_once_and_a_failed_one_again():
 
 async def test_questions_prefetched_while_the_thread_is_busy_go_together_in_the_next_batch():
     """Concurrent conversations: the first question starts at once, the next ones share one pass after it."""
-    import asyncio
-
-    calls = []
-
-    class Slow:
-        def run(self, fn, texts):
-            return asyncio.ensure_future(self._later(fn, texts))
-
-        async def _later(self, fn, texts):
-            await asyncio.sleep(0.01)
-            return fn(texts)
-
-        def embed(self, texts):
-            calls.append(list(texts))
-            return np.array([[10.0 * len(calls) + i] for i in range(len(texts))], np.float32)
-
-    memo = EmbeddingMemo(Slow())
+    fake = SlowEncoder(lambda n, i: 10.0 * n + i)
+    calls = fake.calls
+    memo = EmbeddingMemo(fake)
     for q in ("when is payday", "dress code", "my leave balance"):
         memo.prefetch(q)
     out = await memo(["my leave balance", "when is payday", "dress code"])
