@@ -54,11 +54,12 @@ class Quoted:
     score: float  # the best sentence's score; -1 when nothing could be quoted
     doc: str | None  # the document quoted
     path: str = "handbook"  # the router's path for it: only `handbook` and `llm` reach the quote
+    label: str = "handbook"  # the router's top label: what it reads as `other` (no Brightmart matter) is not quoted
 
     @property
     def reaches(self) -> bool:
         """The router sends it where a quote is given (small talk and FAQ answers never get one)."""
-        return self.path in QUOTED_PATHS and self.doc is not None
+        return self.path in QUOTED_PATHS and self.label != "other" and self.doc is not None
 
     @property
     def right(self) -> bool:
@@ -115,7 +116,7 @@ async def replay(items: list[tuple[str, str, list[str]]]) -> list[Quoted]:
     out = []
     for q, split, docs in items:
         decision = await router.decide(q, CALLER, [])
-        out.append(Quoted(q, split, docs, *await kb.quote(q), path=decision.path))
+        out.append(Quoted(q, split, docs, *await kb.quote(q), path=decision.path, label=decision.label))
     return out
 
 

@@ -64,13 +64,14 @@ class Decision:
     reason: str = ""
     hinted_tools: list[str] = field(default_factory=list)  # tools of intents the model gave some weight
     faq_candidate: str | None = None  # on the full path: the FAQ entry probable enough to offer as the closest
+    offered: list[str] = field(default_factory=list)  # compound parts: FAQ entries not sure, offered as the closest
 
     @property
     def summary(self) -> dict[str, object]:
         """For the state, the trace and the UI."""
         return {"path": self.path, "label": self.label, "confidence": round(self.confidence, 3),
                 "intents": self.intents, "faq_id": self.faq_id, "reason": self.reason,
-                "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate}
+                "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate, "offered": self.offered}
 
 
 def split_clauses(text: str) -> list[str]:
@@ -148,7 +149,7 @@ class Router:
                                 reason="every part is known")
             if parts:  # several things asked, not all known: the LLM answers
                 return Decision("llm", "compound", s.confidence, parts[0], parts[1],
-                                reason="a part is not sure", hinted_tools=hinted_tools(s))
+                                reason="a part is not sure", hinted_tools=hinted_tools(s), offered=parts[3])
         if not sure:
             return Decision("llm", s.top, s.confidence, reason=f"not sure ({s.confidence:.2f}, {s.support:.2f})",
                             hinted_tools=hinted_tools(s), faq_candidate=self.faq_candidate(s))
@@ -181,15 +182,18 @@ class Router:
             "other": Decision("chat", s.top, s.confidence, reason="not a help-desk matter"),
         }.get(group, Decision("llm", s.top, s.confidence, reason=f"no path for {group}"))
 
-    async def _compound(self, clauses: list[str], templates_enabled: bool) -> tuple[list[str], list[str], bool] | None:
-        """(intents, segments, all sure) of a request that asks several things, or None when it asks one.
+    async def _compound(self, clauses: list[str],
+                        templates_enabled: bool) -> tuple[list[str], list[str], bool, list[str]] | None:
+        """(intents, segments, all sure, FAQ parts offered as the closest answer) of a request that asks several
+        things, or None when it asks one.
 
         Clauses are read left to right; a clause the model is not sure of, or reads as asking nothing
         ("other": the training data labels background statements so), is joined to the next one, so that
         context ("I'm in Madrid on Thursday. What's the forecast there?") travels with its request.
         The shortcut holds when every segment is a sure template intent or FAQ entry; otherwise the parts
         (free writing, someone else's data, a guess) are still reported, for the Path panel and the
-        calibration, but the LLM path answers.
+        calibration, but the LLM path answers; an FAQ part the model is not sure of is offered as the closest
+        FAQ answer when it is as probable as a lone question's would have to be (`faq_candidate`).
         """
         if len(clauses) > 4:
             return None
@@ -199,6 +203,7 @@ class Router:
         intents: list[str] = []
         kept: list[str] = []
         all_sure = templates_enabled
+        offered: list[str] = []
         pending = ""
         for i, clause in enumerate(clauses):
             segment = f"{pending}. {clause}" if pending else clause
@@ -215,6 +220,8 @@ class Router:
                 all_sure = all_sure and s.top in intents and ok
                 continue
             all_sure = all_sure and ok
+            if group_of(s.top) == "faq" and not sure and self.faq_candidate(s) == s.top[4:]:
+                offered.append(s.top)
             intents.append(s.top)
             kept.append(segment)
         if {"weather", "weather_clothing"} <= set(intents):  # "weather in X ... what to wear": one request
@@ -222,4 +229,4 @@ class Router:
             if city_slot(w) in (None, city_slot(wc)) and date_slot(w, _ANY_DAY) in (None, date_slot(wc, _ANY_DAY)):
                 i = intents.index("weather")
                 intents, kept = intents[:i] + intents[i + 1:], kept[:i] + kept[i + 1:]
-        return (intents, kept, all_sure) if len(intents) > 1 else None
+        return (intents, kept, all_sure, offered) if len(intents) > 1 else None

@@ -238,3 +238,11 @@ def parts_from_results(slots: dict[str, Any], results: list[ToolResult]) -> list
                                                               for o in INTENTS.values() if o is not tpl):
             parts.append(Part(intent=intent, slots=slots))
     return parts
+
+
+def compose_fetched(slots: dict[str, Any], results: list[ToolResult], parts: list[Part]) -> str | None:
+    """The LLM path's answer without the LLM: what its plan fetched, intent by intent, then the FAQ parts of a
+    compound request offered as the closest answers ("my pay in October, and when's the next payday?").
+    """
+    said = [compose(parts_from_results(slots, results), results), *(p.get("answer") for p in parts)]
+    return " ".join(a for a in said if a) or None

@@ -222,3 +222,49 @@ async def test_a_question_about_two_months_gets_both_months_figures(graph_for):
     assert final["route"] == "template" and final["llm_calls"] == 0 and final["intent"] == "salary"
     assert sorted(c[1]["month"] for c in deps.tools.calls) == ["2026-03", "2026-04"]
     assert final["answer"].index("April 2026") < final["answer"].index("March 2026")  # in the order asked
+
+
+async def test_what_the_router_is_sure_is_no_brightmart_matter_gets_what_the_desk_covers_without_a_search(graph_for):
+    deps = make_deps()
+    graph = graph_for(deps)
+    final, deltas = await ask(graph, "tell me a joke")
+    assert final["router"]["path"] == "chat" and final["answered_by"] == "not_in_handbook"
+    assert deps.tools.calls == [] and final["llm_calls"] == 0  # no handbook search to quote on-topic sentences from
+    assert "your own pay, attendance, leave" in final["answer"] and "".join(deltas) == final["answer"]
+
+
+async def test_small_talk_on_the_full_path_is_never_quoted_from_the_handbook(graph_for):
+    from graph.router import Decision
+
+    deps = make_deps(llm_replies=[json.dumps({"calls": [{"tool": "kb_search", "args": {"query": "x"}}]})])
+    lunch = "You take a 30-minute unpaid lunch break each day."
+
+    async def decide(question, user, previous, faq_enabled=True, templates_enabled=True):
+        return Decision("llm", "other", 0.6, reason="not sure")  # read as no Brightmart matter, not sure
+
+    async def on_topic(tool, args):
+        return {"passages": [{"title": "Working hours", "text": lunch, "score": 0.9}]}
+
+    deps.router.decide, deps.tools.call = decide, on_topic
+    graph = graph_for(deps)
+    final, _ = await ask(graph, "Do we take a 30-minute unpaid lunch break each day?")
+    assert final["route"] == "llm" and final["results"][0]["name"] == "kb_search"
+    assert lunch not in final["answer"] and "your own pay, attendance, leave" in final["answer"]
+
+
+async def test_a_compound_part_not_sure_of_its_faq_entry_is_offered_as_the_closest_answer(graph_for):
+    from graph.router import Decision
+
+    deps = make_deps(llm_replies=[json.dumps({"calls": [{"tool": "salary"}]})])
+
+    async def decide(question, user, previous, faq_enabled=True, templates_enabled=True):
+        return Decision("llm", "compound", 0.9, ["salary", "faq:payday"], ["my pay in March", "when is payday"],
+                        reason="a part is not sure", hinted_tools=["salary"], offered=["faq:payday"])
+
+    deps.router.decide = decide
+    graph = graph_for(deps)
+    final, deltas = await ask(graph, "What was my salary in March, and when is payday?", user="E1007")
+    assert final["route"] == "llm" and final["answered_by"] == "template", final["answer"]
+    assert final["answer"].startswith("Your payslip for March 2026") and "EUR 1,014.00" in final["answer"]
+    assert 'The closest answer in our FAQ ("When is payday?"): Salaries are paid on the 25th' in final["answer"]
+    assert "".join(deltas) == final["answer"]
