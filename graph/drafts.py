@@ -24,8 +24,9 @@ _ARTICLE = re.compile(r"^(?:an?|the|some|one)\s+", re.I)
 _ADJECTIVES = re.compile(r"^(?:(?:short|quick|brief|friendly|cheerful|polite|formal|informal|nice|warm|small|simple|"
                          r"professional|little|kind|positive|fun|happy|upbeat|clear|official|casual)[,]?\s+)+", re.I)
 _KIND = re.compile(r"^(?:(thank[- ]you|thanks|welcome|apology|reminder|farewell|goodbye|birthday|invitation|"
-                   r"congratulations)\s+)?(note|e-?mail|message|reminder|announcement|memo|letter|text|post|card|"
-                   r"invitation|invite|update|notice|request|apology|shout-?out|heads-?up|something|anything)\b\s*"
+                   r"congratulations|out[- ]of[- ]office)\s+)?(note|e-?mail|message|msg|reminder|announcement|memo|"
+                   r"letter|text|post|card|invitation|invite|update|notice|request|apology|shout-?out|heads-?up|"
+                   r"reply|response|auto-?reply|something|anything)\b\s*"
                    r"|^(thank[- ]you|welcome)\b\s*", re.I)
 _RECIPIENT = re.compile(r"^(?:to|for)\s+(?:(?:my|our|the|a|an|all|all of)\s+)*((?:new\s+)?(?:[\w-]+\s+){0,2}"
                         r"(?:team|manager|boss|staff|colleagues?|co-?workers?|employees|crew|hr|customers?|supervisor|"
@@ -45,6 +46,10 @@ _TEAM = ("team", "staff", "colleagues", "coworkers", "co-workers", "employees", 
 _NOT_A_REQUEST = ("I can set out a draft from a request that says whom it is for and what it is about, for "
                   "example \"Write a note to my team about the stock count on Friday\". I fill in only what you "
                   "tell me and leave [placeholders] for the rest, so nothing in it is made up.")
+
+
+_KIND_NAMES = {"email": "e-mail", "thanks": "thank-you", "msg": "message", "out of office": "out-of-office",
+               "out-of office": "out-of-office", "out of-office": "out-of-office"}
 
 
 @dataclass
@@ -81,8 +86,7 @@ def parse(request: str) -> Request:
     kind = "note"
     if kind_m:
         word = (kind_m.group(1) or kind_m.group(2) or kind_m.group(3)).lower()
-        kind = "note" if word in ("something", "anything") else word.replace("email", "e-mail").replace("thanks",
-                                                                                                       "thank-you")
+        kind = "note" if word in ("something", "anything") else _KIND_NAMES.get(word, word)
     text = text[kind_m.end():] if kind_m else text
     recipient = ""
     if m := _RECIPIENT.match(text):
@@ -100,8 +104,10 @@ def _to_them(text: str) -> str:
                   flags=re.I)
 
 
-def _greeting(recipient: str) -> str:
+def _greeting(recipient: str, kind: str = "") -> str:
     last = recipient.split()[-1] if recipient else ""
+    if kind == "out-of-office" and not last:  # an automatic reply: whoever wrote
+        return "Hello,"
     if last in _TEAM:
         return "Hi team,"
     if last in ("manager", "boss", "supervisor", "lead", "director"):
@@ -128,6 +134,10 @@ def _body(r: Request) -> tuple[str, str]:
         s = re.sub(r"^for\s+", "", s)
         thanked = _to_them(s) if s else "[what you are thanking them for]"
         return f"Thank you for {thanked}.", "[Add what it made possible.]"
+    if r.kind == "out-of-office":  # "an out-of-office reply for my holiday 12-23 August"
+        away = re.sub(r"^(?:while\s+|when\s+)?(?:i'?m|i am|i'll be|i will be)\s+(?:away|off|out)\s*", "", s, flags=re.I)
+        when = f"for {away}" if re.match(r"^(?:my|a|the|annual|holiday|vacation|leave)\b", away, re.I) else away
+        return f"I am out of the office {when or '[dates]'}.", "[Add when you are back and whom to contact meanwhile.]"
     if not s:
         if "welcome" in r.kind:
             return "Welcome to the team!", "[Add where to go and whom to ask on the first day.]"
@@ -194,6 +204,6 @@ def draft(request: str, name: str | None) -> str:
     lines = ["Here is a draft to adapt; the parts in [brackets] are for you to fill in.", ""]
     if r.kind == "e-mail":
         lines += [_subject_line(r), ""]
-    lines += [_greeting(r.recipient), "", f"{body[:1].upper()}{body[1:]} {add}", "",
+    lines += [_greeting(r.recipient, r.kind), "", f"{body[:1].upper()}{body[1:]} {add}", "",
               "Best wishes," if "thank" in r.kind or r.lead == "thanking" else "Thanks,", name or "[Your name]"]
     return "\n".join(lines)

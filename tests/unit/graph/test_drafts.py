@@ -17,13 +17,16 @@ REQUESTS = [
     "pls draft a quick message inviting everyone to the Christmas lunch on 18 December",
     "Write an apology email to a customer for the late delivery",
     "I need a quick text to my store team thanking them for a busy Black Friday",
+    "can you draft a msg to my team saying I'll be out sick today",
+    "could you write me an out-of-office reply for my holiday 12-23 August",
 ]
 # The draft's own wording: the frame, greetings, lead sentences, placeholders and sign-offs.
 FRAME = set(re.findall(r"[a-z']+", """here is a draft to adapt the parts in brackets are for you to fill in subject
 hi hello team manager's name dear customers customer's a quick note about i would like ask for to if let know that
 friendly reminder thank you welcome we look forward having with us starting are invited am sorry add the details
 dates times what need from them reason and any cover or handover have arranged it made possible where go whom on
-first day time place tell come happened doing thanks best wishes your yourselves hr it"""))
+first day time place tell come happened doing thanks best wishes your yourselves hr it out of office when back
+meanwhile contact"""))
 
 
 @pytest.mark.parametrize("request_text", REQUESTS)
@@ -39,6 +42,14 @@ def test_the_parts_of_a_request_are_pulled_out():
     assert (r.kind, r.recipient, r.lead, r.subject) == ("e-mail", "boss", "requesting", "a day off on the 12th")
     assert parse("remind the team to clock in on time").lead == "to remind"
     assert parse("a quick text to my store team thanking them").recipient == "store team"  # the longest name
+
+
+def test_an_out_of_office_reply_says_when_and_leaves_the_rest_to_fill_in():
+    text = draft("could you write me an out-of-office reply for my holiday 12-23 August", "Ana")
+    assert "Hello," in text and "I am out of the office for my holiday 12-23 August." in text
+    away = draft("write an out of office message while I'm away 3-7 March", "Ana")
+    assert "I am out of the office 3-7 March." in away
+    assert parse("can you draft a msg to my team saying I'll be out sick today").kind == "message"
 
 
 def test_greeting_subject_and_body_follow_the_request():
