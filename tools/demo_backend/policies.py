@@ -16,7 +16,8 @@ LEAVE_POLICIES: dict[str, dict[str, str]] = {
              "notice": "phone your manager before your shift or by 09:30",
              "notes": "a doctor's note is needed from the 4th consecutive day; record it in MyHR on your first "
                       "day back"},
-    "maternity": {"entitlement": "16 weeks at full pay, then up to 10 more weeks", "pay": "full pay, then 70%",
+    "maternity": {"entitlement": "16 weeks, then up to 10 more weeks",
+                  "pay": "full pay for the 16 weeks, then 70% pay",
                   "notice": "tell HR at least 15 weeks before the due date", "notes": ""},
     "paternity": {"entitlement": "4 weeks", "pay": "full pay",
                   "notice": "agree dates with your manager", "notes": "within 6 months of the birth or adoption"},
