@@ -56,6 +56,11 @@ class Deps:
         memo = self.router.embed if isinstance(self.router.embed, EmbeddingMemo) else self._memo
         memo.prefetch(text)
 
+    def forget_embedding(self, text: str) -> None:
+        """Drop a text's memoized embeddings (the router's and the shared one): its next turn embeds it again."""
+        for memo in {id(m): m for m in (self.router.embed, self._memo) if isinstance(m, EmbeddingMemo)}.values():
+            memo.forget(text)
+
     async def embed(self, text: str) -> np.ndarray:
         """Embedding of a text, computed once per process for repeated texts."""
         return (await self.embed_many([text]))[0]

@@ -113,6 +113,7 @@ def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "help
     builder.add_edge("refuse", END)  # one-sentence refusal
     graph = builder.compile(checkpointer=checkpointer, name=name)
     graph.start_early = functools.partial(start_early, deps)  # type: ignore[attr-defined]
+    graph.forget_embedding = deps.forget_embedding  # type: ignore[attr-defined]  # probes: the same work again
     # At a server's warm-up: next-turn prefetch learns from the conversations the checkpointer holds.
     graph.seed_next_turn = functools.partial(NextTurn(deps).seed_from_history, checkpointer)  # type: ignore[attr-defined]
     return graph

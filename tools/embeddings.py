@@ -172,6 +172,12 @@ class EmbeddingMemo:
         self._remember(found)
         return out
 
+    def forget(self, text: str) -> None:
+        """Drop one text's embedding, so the next call computes it again (the cold-start probe compares the
+        first question with the same question doing the same work, not with a memo hit).
+        """
+        self._memo.pop(text, None)
+
     def _remember(self, found: dict[str, np.ndarray]) -> None:
         for t, v in found.items():  # re-inserted: now the most recently used
             self._memo.pop(t, None)

@@ -44,8 +44,11 @@ def optimized_lines(s: dict[str, Any]) -> str:
             lines.append(f"  session slice: {n['slice_served_share']:.0%} of {n['slice_later_personal_requests']} "
                          f"later personal requests; wasted {n['slice_wasted_per_session']:.2f} per session")
     if "cold_first_request_ms" in s:
-        lines.append(f"first request after start {_fmt(s['cold_first_request_ms'])} ms, the same again "
+        lines.append(f"first request after start {_fmt(s['cold_first_request_ms'])} ms, the same again warm "
                      f"{_fmt(s['warm_first_request_ms'])} ms (cold/warm {_fmt(s['cold_over_warm'], 2)})")
+        if "warm_memo_hit_ms" in s:
+            lines.append(f"  the same again with its embedding memoized: {_fmt(s['warm_memo_hit_ms'])} ms "
+                         f"(cold/memo hit {_fmt(s['cold_over_memo_hit'], 2)})")
         if "warm_unseen_request_ms" in s:
             lines.append(f"  another question of the kind, warm: {_fmt(s['warm_unseen_request_ms'])} ms "
                          f"(cold/warm {_fmt(s['cold_over_warm_unseen'], 2)})")

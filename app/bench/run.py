@@ -197,7 +197,8 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     summary["prefetch"] = {"started": started, "used": sum(t["cache"] == "prefetch" for t in tool_rows),
                            "wasted": wasted, "accuracy": (started - wasted) / started if started else None}
     summary.update({k: cold[k] for k in ("cold_first_request_ms", "warm_first_request_ms", "cold_over_warm",
-                                         "warm_unseen_request_ms", "cold_over_warm_unseen") if k in cold})
+                                         "warm_memo_hit_ms", "cold_over_memo_hit", "warm_unseen_request_ms",
+                                         "cold_over_warm_unseen") if k in cold})
     summary.update(optimized_summary(opt_rows))
     held = [r for r in opt_rows if r["kind"] == "heldout"]
     if held:

@@ -47,6 +47,41 @@ def _ask(page, question):
     page.locator("#question textarea").press("Enter")
 
 
+BOTS = "#chat .bot, #chat [data-testid='bot']"
+
+
+def _seconds_to_answer(page, question: str, expected: str) -> float:
+    """From pressing Enter to the answer's text (`expected`, not the steps panel's "Working…") in the page."""
+    t0 = time.perf_counter()
+    _ask(page, question)
+    page.wait_for_function("([sel, text]) => [...document.querySelectorAll(sel)].some(b => b.innerText.includes(text))",
+                           arg=[BOTS, expected], timeout=60_000)
+    return time.perf_counter() - t0
+
+
+def test_the_first_question_after_start_is_as_fast_as_the_same_question_warm(running, passwords):
+    """A server that has answered nothing yet (its own warm-up aside) shows the first answer within 2x of the
+    same question asked again from a new browser: start-up costs are paid before /healthz says ready.
+    """
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    url = f"http://127.0.0.1:{PORT + 1}/"
+    question = "How do I reset my password?"
+    times = []
+    with serving([sys.executable, "-m", "app", "ui", "--port", str(PORT + 1)], url + "healthz", "ui-cold.log", env=env):
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+            for user in ("E1005", "E1006", "E1007"):  # the first asks cold; each after it in a new browser context
+                context = browser.new_context()
+                page = context.new_page()
+                sign_in(page, url, user, passwords[user])
+                page.wait_for_selector("#question textarea", timeout=60_000)
+                times.append(_seconds_to_answer(page, question, "it.brightmart.internal/reset"))
+                context.close()
+            browser.close()
+    cold, warm = times[0], min(times[1:])
+    assert cold <= 2 * warm, f"first answer after start {cold * 1000:.0f} ms, warm {warm * 1000:.0f} ms"
+
+
 def test_sign_in_is_required_and_a_wrong_password_is_refused(chat_url, passwords):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)

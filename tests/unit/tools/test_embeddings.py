@@ -38,6 +38,9 @@ async def test_memo_embeds_each_text_once():
     assert list(memo._memo) == ["a", "c"]  # bounded, least recently used dropped
     await memo(["b"])
     assert calls[-1] == ["b"] and list(memo._memo) == ["c", "b"]
+    memo.forget("c")  # the cold-start probe: the same question doing the same work again
+    await memo(["c"])
+    assert calls[-1] == ["c"]
 
 
 class SlowEncoder:
