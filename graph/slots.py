@@ -46,12 +46,14 @@ _TIME_PHRASES = re.compile(
     rf"|(?:the )?\d{{1,2}}(?:st|nd|rd|th)"
     rf"|(?:{_MONTHS})\.? \d{{1,2}}(?:st|nd|rd|th)?\b(?!\d)"
     rf"|(?:{_MONTHS})(?:\.|\b)(?:,? (?:20\d\d))?"
-    r"|20\d\d-\d\d(?:-\d\d)?)\b",
+    r"|20\d\d-\d\d(?:-\d\d)?"
+    r"|(?<![\d/.-])\d{1,2}[/.-]20\d\d|20\d\d/\d{1,2}(?![\d/]))\b",  # "03/2026", "3.2026", "2026/03": a month
     re.IGNORECASE)
 _MONTH_LEVEL = re.compile(  # a phrase naming a whole month, no day in it
     rf"^(?:(?:{_MONTHS})(?:\.|\b)(?:,? 20\d\d)?|(?:last|previous|past|this|current|next) month"
-    rf"|(?:{_NUM}) months? ago|20\d\d-\d\d)$", re.IGNORECASE)
+    rf"|(?:{_NUM}) months? ago|20\d\d-\d\d|\d{{1,2}}[/.-]20\d\d|20\d\d/\d{{1,2}})$", re.IGNORECASE)
 _ISO = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+_NUMERIC_MONTH = re.compile(r"^(?:(\d{1,2})[/.-](20\d\d)|(20\d\d)/(\d{1,2}))$")
 _ORDINAL_DAY = re.compile(r"^(?:the )?(\d{1,2})(?:st|nd|rd|th)$", re.IGNORECASE)
 _IN_PLACE = re.compile(r"\b(?:in|at|for|to)\s+([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)\b")
 _NOT_PLACES = {w.title() for w in [*MONTH_NAMES, *WEEKDAYS, "today", "tomorrow", "the", "my", "this", "next",
@@ -97,6 +99,9 @@ def _parse(phrase: str, today: date, prefer: Prefer) -> date | None:
             return date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3) or 1))
         except ValueError:
             return None
+    if numeric := _NUMERIC_MONTH.match(phrase):  # "03/2026": a month and its year, validated, never guessed
+        month, year = (numeric.group(1), numeric.group(2)) if numeric.group(1) else (numeric.group(4), numeric.group(3))
+        return date(int(year), int(month), 1) if 1 <= int(month) <= 12 else None
     if phrase in ("this month", "current month"):
         return today
     if phrase in ("tmrw", "tmr", "2moro", "2morrow", "2mrw"):  # chat spellings of tomorrow

@@ -15,12 +15,13 @@ LEAVE_TYPES: tuple[str, ...] = get_args(LeaveType)
 
 # How people name each leave type (lower case; matched as whole words, a trailing * as a prefix).
 LEAVE_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "annual": ("annual leave", "annual", "vacation*", "holiday leave", "holidays", "pto", "paid time off"),
+    "annual": ("annual leave", "annual", "vacation*", "holiday leave", "holidays", "hols", "pto", "paid time off"),
     "sick": ("sick*", "illness", "ill", "unwell", "off sick"),
     # "expecting a baby" names no one: a father says it too ("we're expecting a baby, what does the dad get")
     "maternity": ("maternity", "pregnan*", "new mum*", "new mom*", "new mother*", "give birth", "giving birth",
-                  "gave birth"),
-    "paternity": ("paternity", "partner leave", "new father*", "new dad*", "dad", "dads", "father", "fathers"),
+                  "gave birth", "mat leave", "mat-leave"),
+    "paternity": ("paternity", "partner leave", "new father*", "new dad*", "dad", "dads", "father", "fathers",
+                  "pat leave", "pat-leave"),
     "parental": ("parental",),
     "bereavement": ("bereavement", "compassionate", "funeral", "death in the family", "passed away", "died"),
     "study": ("study", "exam leave", "education leave", "exams"),

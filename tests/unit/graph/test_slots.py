@@ -35,6 +35,10 @@ TODAY = date(2026, 11, 29)  # a Sunday
     ("my overtime in october", "2026-10"),
     ("pay for sept", "2026-09"),
     ("attendance from Oct 2025", "2025-10"),
+    ("how much did I get paid in 03/2026?", "2026-03"),  # a month and year in figures, read, never defaulted
+    ("OT hrs for 3.2026", "2026-03"),
+    ("payslip 2026/07", "2026-07"),
+    ("pay for 13/2026", None),
 ])
 def test_month_slot(text, month):
     assert month_slot(text, TODAY) == month
@@ -117,6 +121,8 @@ def test_leave_type_synonyms():
     assert leave_type_slot("I'm giving birth in April, how long can I stay home?") == "maternity"
     # a couple expecting a baby is not a maternity question when the father asks
     assert leave_type_slot("my wife and I are expecting a baby, how long can I take off as the father") == "paternity"
+    assert leave_type_slot("mat leave - how long is it and is it full pay the whole time?") == "maternity"
+    assert leave_type_slot("wife's due in march, how much pat leave do I get?") == "paternity"
 
 
 def test_fill_slots_prefers_question_then_conversation_then_profile():
