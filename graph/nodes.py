@@ -18,7 +18,7 @@ from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
-from graph.replies import OUT_OF_SCOPE, closest_faq, not_in_handbook, refusal
+from graph.replies import OUT_OF_SCOPE, closest_faq, faq_reply, not_in_handbook, refusal, unknown_employee
 from graph.slots import clause_slots, fill_slots, refers_back, settle_leave_type
 from graph.state import RESET, Part, State
 from graph.tracing import annotate
@@ -56,8 +56,7 @@ class Nodes:
                 f"{ctx.max_question_chars:,} characters.")}
         user = (state.get("user") or "").strip().upper()
         if not re.fullmatch(r"E\d{4}", user):
-            return {**fresh, "route": "invalid", "answer": f"I don't know the employee id {user[:12]!r}; "
-                    "please sign in with your own id (E1001 to E1020 in the demo)."}
+            return {**fresh, "route": "invalid", "answer": unknown_employee(user)}
         # The caller's profile is loaded later, only on paths that need it: FAQ answers do not.
         return {**fresh, "user": user}
 
@@ -78,8 +77,7 @@ class Nodes:
             return self._route(update, "faq", entry.answer)
         profile = await self._profile(state)
         if profile is None:
-            return self._route(update, "invalid", f"I don't know the employee id {user!r}; please sign in with "
-                               "your own id (E1001 to E1020 in the demo).")
+            return self._route(update, "invalid", unknown_employee(user))
         update["profile"] = profile
         if d.path == "refuse":
             return self._route(update, "refused", refusal(question, user))
@@ -104,8 +102,8 @@ class Nodes:
             return {**update, **self._label("template", parts), "parts": parts, "plan": plan}
         if (route := drafts.route_of(d.path, d.label, question, ctx.templates_enabled and not ctx.llm_drafts)):
             return {**update, "route": route, "intent": "free_writing", "parts": []}
-        parts = [Part(intent=i, slots={}, answer=closest_faq(self.deps.faq[i[4:]])) if i in d.offered  # not sure
-                 else Part(intent=i, slots=slots) for i in d.intents]
+        parts = [Part(intent=i, slots={}, answer=faq_reply(self.deps.faq[i[4:]], sure=d.faq_parts[i] == "sure"))
+                 if i in d.faq_parts else Part(intent=i, slots=slots) for i in d.intents]
         return {**update, **self._label("llm", parts), "parts": parts}
 
     @timed
@@ -229,18 +227,20 @@ class Nodes:
         if state["route"] == "template" or ctx.templates_enabled:
             parts = state.get("parts") or []
             streamed = state.get("streamed_parts") or []
+            candidate = (state.get("router") or {}).get("faq_candidate")  # likely, not sure: offered as such
+            offer = closest_faq(self.deps.faq[candidate]) if ctx.faq_fallback_enabled and candidate in self.deps.faq \
+                else None
             answer = templates.compose(parts, results, streamed)
             if answer is None and state["route"] == "llm":
-                answer = templates.compose_fetched(state["slots"], results, parts)
+                answer = templates.compose_fetched(state["slots"], results, parts, offer)
             if answer is not None:
                 return self._said(state, answer, "template")
             if partial := templates.render_partial(parts, results, streamed):
                 return self._said(state, partial, "partial")
             small_talk = (state.get("router") or {}).get("label") == "other"
             if any(r["name"] == "kb_search" for r in results) or state["route"] == "llm" or small_talk:
-                candidate = (state.get("router") or {}).get("faq_candidate")
-                if ctx.faq_fallback_enabled and candidate in self.deps.faq:  # likely, not sure: offered as such
-                    return self._said(state, closest_faq(self.deps.faq[candidate]), "closest_faq")
+                if offer:
+                    return self._said(state, offer, "closest_faq")
                 # Handbook questions are quoted, never paraphrased by a small model; nothing sure: say so. What the
                 # router reads as no Brightmart matter is not quoted (on train+dev 16 of 17 such quotes were wrong).
                 if not small_talk and (quote := await extract.quote(state["question"], results, self.deps.embed_many,

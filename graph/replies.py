@@ -17,6 +17,11 @@ OUT_OF_SCOPE = ("I'm Brightmart's help desk. I answer questions about your own p
                 f"can set out a draft of a work message. For anything else about work, ask {ASK_HR} or {ASK_IT}.")
 
 
+def unknown_employee(user: str) -> str:
+    """The caller's id is not one the backend knows (a signed-in session always has a known one)."""
+    return f"I don't know the employee id {user[:12]!r}; please sign in with your own id (E1001 to E1020 in the demo)."
+
+
 def refusal(question: str, user: str) -> str:
     """Why someone else's personal data is not shared, naming whose when the question gives an id."""
     who = next(iter(sorted({e.upper() for e in EMPLOYEE_ID.findall(question)} - {user})), "another employee")
@@ -40,3 +45,8 @@ def closest_faq(entry: FaqEntry) -> str:
     """
     return (f'The closest answer in our FAQ ("{entry.question}"): {entry.answer} If that does not cover your '
             f"question, ask {ASK_HR} or {ASK_IT}.")
+
+
+def faq_reply(entry: FaqEntry, sure: bool) -> str:
+    """An FAQ entry's answer as it is when the router is sure of it, else offered as the closest answer."""
+    return entry.answer if sure else closest_faq(entry)

@@ -64,14 +64,15 @@ class Decision:
     reason: str = ""
     hinted_tools: list[str] = field(default_factory=list)  # tools of intents the model gave some weight
     faq_candidate: str | None = None  # on the full path: the FAQ entry probable enough to offer as the closest
-    offered: list[str] = field(default_factory=list)  # compound parts: FAQ entries not sure, offered as the closest
+    # Compound parts on the full path: their FAQ entries, "sure" (answered) or "closest" (not sure, offered as such).
+    faq_parts: dict[str, str] = field(default_factory=dict)
 
     @property
     def summary(self) -> dict[str, object]:
         """For the state, the trace and the UI."""
         return {"path": self.path, "label": self.label, "confidence": round(self.confidence, 3),
                 "intents": self.intents, "faq_id": self.faq_id, "reason": self.reason,
-                "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate, "offered": self.offered}
+                "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate, "faq_parts": self.faq_parts}
 
 
 def split_clauses(text: str) -> list[str]:
@@ -149,7 +150,7 @@ class Router:
                                 reason="every part is known")
             if parts:  # several things asked, not all known: the LLM answers
                 return Decision("llm", "compound", s.confidence, parts[0], parts[1],
-                                reason="a part is not sure", hinted_tools=hinted_tools(s), offered=parts[3])
+                                reason="a part is not sure", hinted_tools=hinted_tools(s), faq_parts=parts[3])
         if not sure:
             return Decision("llm", s.top, s.confidence, reason=f"not sure ({s.confidence:.2f}, {s.support:.2f})",
                             hinted_tools=hinted_tools(s), faq_candidate=self.faq_candidate(s))
@@ -183,17 +184,18 @@ class Router:
         }.get(group, Decision("llm", s.top, s.confidence, reason=f"no path for {group}"))
 
     async def _compound(self, clauses: list[str],
-                        templates_enabled: bool) -> tuple[list[str], list[str], bool, list[str]] | None:
-        """(intents, segments, all sure, FAQ parts offered as the closest answer) of a request that asks several
-        things, or None when it asks one.
+                        templates_enabled: bool) -> tuple[list[str], list[str], bool, dict[str, str]] | None:
+        """(intents, segments, all sure, FAQ parts: sure or closest) of a request that asks several things, or
+        None when it asks one.
 
         Clauses are read left to right; a clause the model is not sure of, or reads as asking nothing
         ("other": the training data labels background statements so), is joined to the next one, so that
         context ("I'm in Madrid on Thursday. What's the forecast there?") travels with its request.
         The shortcut holds when every segment is a sure template intent or FAQ entry; otherwise the parts
         (free writing, someone else's data, a guess) are still reported, for the Path panel and the
-        calibration, but the LLM path answers; an FAQ part the model is not sure of is offered as the closest
-        FAQ answer when it is as probable as a lone question's would have to be (`faq_candidate`).
+        calibration, but the LLM path answers, with the FAQ parts' answers beside it: a sure one as it is, one the
+        model is not sure of as the closest FAQ answer when it is as probable as a lone question's would have to be
+        (`faq_candidate`).
         """
         if len(clauses) > 4:
             return None
@@ -203,7 +205,7 @@ class Router:
         intents: list[str] = []
         kept: list[str] = []
         all_sure = templates_enabled
-        offered: list[str] = []
+        faq_parts: dict[str, str] = {}
         pending = ""
         for i, clause in enumerate(clauses):
             segment = f"{pending}. {clause}" if pending else clause
@@ -220,8 +222,8 @@ class Router:
                 all_sure = all_sure and s.top in intents and ok
                 continue
             all_sure = all_sure and ok
-            if group_of(s.top) == "faq" and not sure and self.faq_candidate(s) == s.top[4:]:
-                offered.append(s.top)
+            if group_of(s.top) == "faq" and (sure or self.faq_candidate(s) == s.top[4:]):
+                faq_parts[s.top] = "sure" if sure else "closest"
             intents.append(s.top)
             kept.append(segment)
         if {"weather", "weather_clothing"} <= set(intents):  # "weather in X ... what to wear": one request
@@ -229,4 +231,4 @@ class Router:
             if city_slot(w) in (None, city_slot(wc)) and date_slot(w, _ANY_DAY) in (None, date_slot(wc, _ANY_DAY)):
                 i = intents.index("weather")
                 intents, kept = intents[:i] + intents[i + 1:], kept[:i] + kept[i + 1:]
-        return (intents, kept, all_sure, offered) if len(intents) > 1 else None
+        return (intents, kept, all_sure, faq_parts) if len(intents) > 1 else None

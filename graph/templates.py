@@ -182,10 +182,15 @@ def plan_parts(parts: list[Part], user: str) -> list[ToolCall] | None:
 
 
 def expected_calls(parts: list[Part] | None, slots: dict[str, Any], user: str) -> list[ToolCall]:
-    """The calls the router's intents imply (the handbook for a question it could not place)."""
+    """The calls the router's intents imply: the handbook for a question it could not place, or for a part whose
+    slot no one could fill ("how much leave do I get for it?": which leave is unsaid).
+    """
     calls: list[ToolCall] = []
     for part in parts or [Part(intent="policy_lookup", slots=slots)]:
-        calls += instantiate(part["intent"], part["slots"], user) or []
+        found = instantiate(part["intent"], part["slots"], user)
+        if found is None and not part.get("answer"):  # a slot is missing (which leave?): the handbook may say
+            found = [c for c in instantiate(POLICY_LOOKUP.name, slots, user) or [] if c not in calls]
+        calls += found or []
     return calls
 
 
@@ -240,9 +245,15 @@ def parts_from_results(slots: dict[str, Any], results: list[ToolResult]) -> list
     return parts
 
 
-def compose_fetched(slots: dict[str, Any], results: list[ToolResult], parts: list[Part]) -> str | None:
+def compose_fetched(slots: dict[str, Any], results: list[ToolResult], parts: list[Part],
+                    offer: str | None = None) -> str | None:
     """The LLM path's answer without the LLM: what its plan fetched, intent by intent, then the FAQ parts of a
-    compound request offered as the closest answers ("my pay in October, and when's the next payday?").
+    compound request ("my pay in October, and when's the next payday?"), or else the FAQ entry the router found
+    likely (`offer`: "my leave balance, and how far ahead do I book?" read as booking leave, not sure).
+    None when the plan fetched nothing a template renders.
     """
-    said = [compose(parts_from_results(slots, results), results), *(p.get("answer") for p in parts)]
-    return " ".join(a for a in said if a) or None
+    fetched = compose(parts_from_results(slots, results), results)
+    if not fetched:
+        return None
+    faq = [a for p in parts if (a := p.get("answer"))] or ([offer] if offer else [])
+    return " ".join([fetched, *faq])

@@ -259,7 +259,7 @@ async def test_a_compound_part_not_sure_of_its_faq_entry_is_offered_as_the_close
 
     async def decide(question, user, previous, faq_enabled=True, templates_enabled=True):
         return Decision("llm", "compound", 0.9, ["salary", "faq:payday"], ["my pay in March", "when is payday"],
-                        reason="a part is not sure", hinted_tools=["salary"], offered=["faq:payday"])
+                        reason="a part is not sure", hinted_tools=["salary"], faq_parts={"faq:payday": "closest"})
 
     deps.router.decide = decide
     graph = graph_for(deps)
@@ -268,3 +268,27 @@ async def test_a_compound_part_not_sure_of_its_faq_entry_is_offered_as_the_close
     assert final["answer"].startswith("Your payslip for March 2026") and "EUR 1,014.00" in final["answer"]
     assert 'The closest answer in our FAQ ("When is payday?"): Salaries are paid on the 25th' in final["answer"]
     assert "".join(deltas) == final["answer"]
+
+
+async def test_on_the_full_path_a_sure_faq_part_is_answered_and_a_likely_entry_is_offered_beside_the_figures(graph_for):
+    from graph.router import Decision
+
+    deps = make_deps(llm_replies=[json.dumps({"calls": [{"tool": "salary"}]})] * 2)
+    decisions = iter([
+        Decision("llm", "compound", 0.7, ["salary", "faq:payday", "other_person"], ["a", "b", "c"],
+                 reason="a part is not sure", hinted_tools=["salary"], faq_parts={"faq:payday": "sure"}),
+        Decision("llm", "faq:payday", 0.7, reason="not sure", hinted_tools=["salary"], faq_candidate="payday"),
+    ])
+
+    async def decide(question, user, previous, faq_enabled=True, templates_enabled=True):
+        return next(decisions)
+
+    deps.router.decide = decide
+    graph = graph_for(deps)
+    final, _ = await ask(graph, "my salary in March and payday, on hold with Tom", user="E1007")
+    assert final["answer"].startswith("Your payslip for March 2026")
+    assert final["answer"].endswith(" Salaries are paid on the 25th of each month.")  # sure: as it is
+    assert "closest" not in final["answer"]
+    final, _ = await ask(graph, "my salary in March, and when is payday?", user="E1007", thread="t2")
+    assert final["answer"].startswith("Your payslip for March 2026")
+    assert 'The closest answer in our FAQ ("When is payday?")' in final["answer"]  # likely, not sure: offered

@@ -3,6 +3,7 @@ import pytest
 from graph.context import Context
 from graph.templates import (
     compose,
+    expected_calls,
     instantiate,
     parts_from_results,
     per_month,
@@ -24,6 +25,15 @@ def test_template_steps_aside_without_its_required_slot():
     plan = instantiate("salary", {"month": "2026-10"}, "E1009")
     assert plan == [{"id": "salary", "name": "salary", "args": {"employee": "E1009", "month": "2026-10"},
                      "depends_on": []}]
+
+
+def test_a_part_whose_slot_nobody_filled_looks_in_the_handbook_instead():
+    slots = {"question": "how much leave do I get for it?"}
+    calls = expected_calls([{"intent": "leave_policy", "slots": slots}, {"intent": "leave_policy", "slots": slots}],
+                           slots, "E1001")
+    assert [(c["name"], c["args"]) for c in calls] == [("kb_search", {"query": "how much leave do I get for it?"})]
+    sure = expected_calls([{"intent": "leave_policy", "slots": {**slots, "leave_type": "sick"}}], slots, "E1001")
+    assert [c["name"] for c in sure] == ["leave_policy"]
 
 
 def test_rendered_figures_are_the_tool_figures():
