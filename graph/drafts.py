@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_POLITE = re.compile(r"^(?:(?:hi|hello|hey)\b[,!]?\s*|(?:please|pls|kindly)\s+|(?:can|could|would|will) you(?: please)?"
-                     r"\s+|(?:help me|i need (?:you )?to|i want to|i'd like to|i would like to|i need|i want)\s+"
+_POLITE = re.compile(r"^(?:(?:hi|hello|hey)\b[,!]?\s*|(?:please|pls|kindly)\s+"
+                     r"|(?:can|could|would|will) (?:you|u)(?: please| pls)?\s+"
+                     r"|(?:help me|i need (?:you )?to|i want to|i'd like to|i would like to|i need|i want|need|want)\s+"
                      r"|(?:quickly|just)\s+)", re.I)
 _VERB = re.compile(r"^(?:write|draft|compose|prepare|create|put together|type up|type|do|give me|get me)"
                    r"(?:\s+(?:me|up|out))?\s+", re.I)
@@ -24,7 +25,7 @@ _ARTICLE = re.compile(r"^(?:an?|the|some|one)\s+", re.I)
 _ADJECTIVES = re.compile(r"^(?:(?:short|quick|brief|friendly|cheerful|polite|formal|informal|nice|warm|small|simple|"
                          r"professional|little|kind|positive|fun|happy|upbeat|clear|official|casual)[,]?\s+)+", re.I)
 _KIND = re.compile(r"^(?:(thank[- ]you|thanks|welcome|apology|reminder|farewell|goodbye|birthday|invitation|"
-                   r"congratulations|out[- ]of[- ]office)\s+)?(note|e-?mail|message|msg|reminder|announcement|memo|"
+                   r"congratulations|out[- ]of[- ]office|ooo)\s+)?(note|e-?mail|message|msg|reminder|announcement|memo|"
                    r"letter|text|post|card|invitation|invite|update|notice|request|apology|shout-?out|heads-?up|"
                    r"reply|response|auto-?reply|something|anything)\b\s*"
                    r"|^(thank[- ]you|welcome)\b\s*", re.I)
@@ -48,7 +49,8 @@ _NOT_A_REQUEST = ("I can set out a draft from a request that says whom it is for
                   "tell me and leave [placeholders] for the rest, so nothing in it is made up.")
 
 
-_KIND_NAMES = {"email": "e-mail", "thanks": "thank-you", "msg": "message", "out of office": "out-of-office",
+_KIND_NAMES = {"email": "e-mail", "thanks": "thank-you", "msg": "message", "ooo": "out-of-office",
+               "out of office": "out-of-office",
                "out-of office": "out-of-office", "out of-office": "out-of-office"}
 
 
@@ -135,7 +137,8 @@ def _body(r: Request) -> tuple[str, str]:
         thanked = _to_them(s) if s else "[what you are thanking them for]"
         return f"Thank you for {thanked}.", "[Add what it made possible.]"
     if r.kind == "out-of-office":  # "an out-of-office reply for my holiday 12-23 August"
-        away = re.sub(r"^(?:while\s+|when\s+)?(?:i'?m|i am|i'll be|i will be)\s+(?:away|off|out)\s*", "", s, flags=re.I)
+        away = re.sub(r"^(?:while\s+|when\s+)?(?:(?:i'?m|i am|i'll be|i will be)\s+)?(?:away|off|out)\b\s*", "", s,
+                      flags=re.I)
         when = f"for {away}" if re.match(r"^(?:my|a|the|annual|holiday|vacation|leave)\b", away, re.I) else away
         return f"I am out of the office {when or '[dates]'}.", "[Add when you are back and whom to contact meanwhile.]"
     if not s:

@@ -19,6 +19,8 @@ REQUESTS = [
     "I need a quick text to my store team thanking them for a busy Black Friday",
     "can you draft a msg to my team saying I'll be out sick today",
     "could you write me an out-of-office reply for my holiday 12-23 August",
+    "can u help me write an OOO message, off 12-19 Aug",
+    "need a short thank-you note to my team for covering my shifts while I was out",
 ]
 # The draft's own wording: the frame, greetings, lead sentences, placeholders and sign-offs.
 FRAME = set(re.findall(r"[a-z']+", """here is a draft to adapt the parts in brackets are for you to fill in subject
