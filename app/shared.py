@@ -58,8 +58,8 @@ WARM_QUESTIONS = ("When is payday?", "How many leave days do I have left?")  # F
 async def warm() -> None:
     """Everything the first request needs, before the server says it is ready: the graph (embedding
     thread, router, date parser, language detector), the checkpointer, the Redis pools, the backend
-    connection and the templates, by answering two questions on a throwaway thread; and vLLM's prefix
-    cache, by sending each LLM prompt's static part once.
+    connection and the templates, by answering two questions on a throwaway thread; Gradio's event path;
+    and vLLM's prefix cache, by sending each LLM prompt's static part once.
     """
     from app.ask import new_thread_id, run_turn
 
@@ -73,6 +73,7 @@ async def warm() -> None:
             if row.get("error"):
                 log.warning("warm-up question %r failed: %s", q, row["error"])
         await rate_limit().limiter.storage.check()  # the limiter's Redis connection
+        warm_gradio()
         await warm_prefix_cache()
         await seed_next_turn(graph)
     except Exception:  # a service down at start: serve anyway (each path has its own fallback), and say so
@@ -110,6 +111,26 @@ async def warm_prefix_cache() -> None:
         for messages in prompts:
             body = {"model": settings.vllm_model, "max_tokens": 1, "messages": convert_to_openai_messages(messages)}
             (await client.post("/chat/completions", json=body)).raise_for_status()
+
+
+@lru_cache
+def http_client() -> Any:
+    """One HTTP client for the process's own calls (the sign-in service, the chat's signed-in line): a new
+    client builds a TLS context each time, ~70 ms of one core, which every sign-in and page load paid.
+    """
+    import httpx
+
+    return httpx.AsyncClient(timeout=10)
+
+
+def warm_gradio() -> None:
+    """What Gradio does before every event, done once before ready: it resolves matplotlib's backend, which the
+    first time took ~80 ms of the first user's first answer (and queued the events behind it).
+    """
+    from gradio.utils import MatplotlibBackendMananger
+
+    with MatplotlibBackendMananger():
+        pass
 
 
 @lru_cache

@@ -16,7 +16,7 @@ import gradio as gr
 
 from app.ask import new_thread_id, run_turn
 from app.settings import get_settings
-from app.shared import HOLDER, rate_limit, request_context
+from app.shared import HOLDER, http_client, rate_limit, request_context
 
 log = logging.getLogger(__name__)
 _DONE = object()
@@ -115,13 +115,11 @@ def new_thread() -> tuple[list, str]:
     return [], new_thread_id()
 
 
-def whoami(request: gr.Request) -> str:
+async def whoami(request: gr.Request) -> str:
     """The signed-in line at the top of the page."""
-    import httpx
-
     user = request.username or "nobody"
     try:
-        p = httpx.get(f"{get_settings().backend}/employees/{user}", timeout=3).json()
+        p = (await http_client().get(f"{get_settings().backend}/employees/{user}", timeout=3)).json()
         name = f"{user} · {p['name']}"
     except Exception:  # noqa: BLE001 - the id alone is enough
         name = user

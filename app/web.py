@@ -24,7 +24,7 @@ from app.api import router as api_router
 from app.auth import SESSION_COOKIE, AuthError
 from app.observability import metrics_text, setup_otel
 from app.settings import get_settings
-from app.shared import READY, login_limit, verifier, warm
+from app.shared import READY, http_client, login_limit, verifier, warm
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +99,7 @@ def build_app() -> Any:
             log.warning("sign-in attempts over the limit for %s from %s", user[:12], peer)
             return login_page("Too many sign-in attempts; please wait a minute and try again.", 429)
         try:
-            async with httpx.AsyncClient(timeout=10) as client:
-                r = await client.post(settings.login_url, json={"user": user, "password": password})
+            r = await http_client().post(settings.login_url, json={"user": user, "password": password})
         except httpx.HTTPError:
             log.exception("sign-in service unreachable at %s", settings.login_url)
             return login_page("The sign-in service is not reachable right now; please try again shortly.", 503)
