@@ -49,9 +49,7 @@ _NOT_A_REQUEST = ("I can set out a draft from a request that says whom it is for
                   "tell me and leave [placeholders] for the rest, so nothing in it is made up.")
 
 
-_KIND_NAMES = {"email": "e-mail", "thanks": "thank-you", "msg": "message", "ooo": "out-of-office",
-               "out of office": "out-of-office",
-               "out-of office": "out-of-office", "out of-office": "out-of-office"}
+_KIND_NAMES = {"email": "e-mail", "thanks": "thank-you", "msg": "message", "ooo": "out-of-office"}  # hyphenated
 
 
 @dataclass
@@ -88,6 +86,7 @@ def parse(request: str) -> Request:
     kind = "note"
     if kind_m:
         word = (kind_m.group(1) or kind_m.group(2) or kind_m.group(3)).lower()
+        word = re.sub(r"[ -]+", "-", word)  # "out of office", "thank you": one spelling
         kind = "note" if word in ("something", "anything") else _KIND_NAMES.get(word, word)
     text = text[kind_m.end():] if kind_m else text
     recipient = ""

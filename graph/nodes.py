@@ -97,8 +97,8 @@ class Nodes:
                 return {**update, **self._label("template", parts), "parts": parts, "plan": plan}
             return {**update, **self._label("llm", parts), "parts": parts}  # a slot is missing: the LLM plans
         if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
-            parts = [Part(intent="policy_lookup", slots=slots)]  # sure of small talk / no Brightmart matter: no
-            plan = (templates.plan_parts(parts, user) or []) if d.path == "handbook" else []  # on-topic quote (gym)
+            parts = [Part(intent="policy_lookup", slots=slots)]  # chat: sure it is no Brightmart matter, so no
+            plan = (templates.plan_parts(parts, user) or []) if d.path == "handbook" else []  # search to misquote
             return {**update, **self._label("template", parts), "parts": parts, "plan": plan}
         if (route := drafts.route_of(d.path, d.label, question, ctx.templates_enabled and not ctx.llm_drafts)):
             return {**update, "route": route, "intent": "free_writing", "parts": []}
