@@ -59,7 +59,9 @@ async def warm() -> None:
     """Everything the first request needs, before the server says it is ready: the graph (embedding
     thread, router, date parser, language detector), the checkpointer, the Redis pools, the backend
     connection and the templates, by answering two questions on a throwaway thread; Gradio's event path;
-    and vLLM's prefix cache, by sending each LLM prompt's static part once.
+    and vLLM's prefix cache, by sending each LLM prompt's static part once. The two questions come last:
+    when next-turn prefetch's read of the kept conversations came after them, the first user's question took
+    1.4-2.5x the same question warm (`python -m app.bench.coldstart`); now 0.8-1.2x.
     """
     from app.ask import new_thread_id, run_turn
 
@@ -67,15 +69,15 @@ async def warm() -> None:
         return
     try:
         graph = await HOLDER.get()
+        await warm_prefix_cache()
+        await seed_next_turn(graph)
+        await rate_limit().limiter.storage.check()  # the limiter's Redis connection
+        warm_gradio()
         thread = f"{WARMUP_PREFIX}{new_thread_id()}"
         for q in WARM_QUESTIONS:
             row = await run_turn(graph, q, "E1001", thread, Context())
             if row.get("error"):
                 log.warning("warm-up question %r failed: %s", q, row["error"])
-        await rate_limit().limiter.storage.check()  # the limiter's Redis connection
-        warm_gradio()
-        await warm_prefix_cache()
-        await seed_next_turn(graph)
     except Exception:  # a service down at start: serve anyway (each path has its own fallback), and say so
         log.exception("warm-up did not complete; serving cold")
     finally:
