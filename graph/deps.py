@@ -58,8 +58,9 @@ class Deps:
 
     def forget_embedding(self, text: str) -> None:
         """Drop a text's memoized embeddings (the router's and the shared one): its next turn embeds it again."""
-        for memo in {id(m): m for m in (self.router.embed, self._memo) if isinstance(m, EmbeddingMemo)}.values():
-            memo.forget(text)
+        for memo in (self.router.embed, self._memo):  # the same memo twice is harmless
+            if isinstance(memo, EmbeddingMemo):
+                memo.forget(text)
 
     async def embed(self, text: str) -> np.ndarray:
         """Embedding of a text, computed once per process for repeated texts."""
