@@ -1,4 +1,7 @@
-"""The demo database: 20 employees with distinct, deterministic attendance, salary and leave figures."""
+"""The demo database: 20 employees with distinct, deterministic attendance, salary and leave figures.
+
+Each month's row is the whole month's record; the current month is served to date (`attendance_to_date`).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import random
 import sqlite3
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from tools.demo_backend import identity
 from tools.domain import HOME_CITIES
@@ -42,15 +46,41 @@ def _rng(*parts: object) -> random.Random:
     return random.Random(int(digest[:16], 16))
 
 
-def _working_days(month: str) -> int:
+def working_dates(month: str) -> list[date]:
+    """The weekdays of a month (YYYY-MM); public holidays, which differ by country, are not counted."""
     year, mon = map(int, month.split("-"))
-    days = 0
+    days = []
     for d in range(1, 32):
         try:
-            days += date(year, mon, d).weekday() < 5
+            day = date(year, mon, d)
         except ValueError:
             break
+        if day.weekday() < 5:
+            days.append(day)
     return days
+
+
+def _working_days(month: str) -> int:
+    return len(working_dates(month))
+
+
+def attendance_to_date(row: dict[str, Any], today: date) -> dict[str, Any]:
+    """A month's attendance counted up to and including `today`: the working days so far, and the absences,
+    late arrivals and overtime among them, with `through` saying up to when.
+
+    Which working days were the absent and the late ones is drawn once per employee and month (seeded), so the
+    figures are the same on every machine and grow day by day into the month's full record.
+    """
+    days = working_dates(row["month"])
+    r = _rng(row["employee"], row["month"], "days")
+    absent = set(r.sample(days, row["absent_days"]))
+    late = set(r.sample([d for d in days if d not in absent], row["late_arrivals"]))
+    so_far = [d for d in days if d <= today]
+    away = sum(d in absent for d in so_far)
+    return {**row, "working_days": len(so_far), "present_days": len(so_far) - away, "absent_days": away,
+            "late_arrivals": sum(d in late for d in so_far),
+            "overtime_hours": round(row["overtime_hours"] * len(so_far) / len(days) * 2) / 2,  # in half hours
+            "through": today.isoformat()}
 
 
 def build(path: Path) -> None:

@@ -1,4 +1,9 @@
-"""HTTP endpoints of the demo backend, one per tool, each with its own simulated latency."""
+"""HTTP endpoints of the demo backend, one per tool, each with its own simulated latency.
+
+Records follow the demo's date (`DEMO_BACKEND_TODAY`, else the clock): the current month's attendance counts the
+working days so far, a month still to come has none, and a payslip is served once it is out (three working days
+before payday, `tools/domain.py`). Asked for anything else, the backend answers 404 with a sentence.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tools.demo_backend import db, identity, kb
 from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
+from tools.domain import payslip_day
 from tools.embeddings import load_embedder
 from tools.redis_client import async_redis
 
@@ -32,6 +38,7 @@ class BackendSettings(BaseSettings):
     kb_dir: Path = ROOT / "data" / "kb"
     redis_url: str = "redis://127.0.0.1:16379/0"
     embedding_model: str = ""
+    today: date | None = None  # the demo's date, for reproducible runs; the clock's when unset
     latency_attendance: float = 1.5
     latency_salary: float = 1.0
     latency_leave_balance: float = 0.6
@@ -93,6 +100,16 @@ def _month(month: str) -> str:
     return month
 
 
+def today() -> date:
+    """The demo's date: the setting, else the clock's."""
+    return SETTINGS.today or date.today()
+
+
+def _named(month: str) -> str:
+    year, mon = map(int, month.split("-"))
+    return date(year, mon, 1).strftime("%B %Y")
+
+
 @app.get("/health")
 async def health() -> dict[str, Any]:  # noqa: D103
     return {"ok": True, "kb_chunks": app.state.kb_chunks, "employees": len(db.employee_ids())}
@@ -120,19 +137,26 @@ async def employee_details(employee: str) -> dict[str, Any]:  # noqa: D103
 async def attendance(employee: str, month: str) -> dict[str, Any]:  # noqa: D103
     await _serve("attendance")
     _employee(employee)
+    day = today()
+    if _month(month) > f"{day:%Y-%m}":
+        raise HTTPException(404, f"no attendance record for {_named(month)}: that month has not started yet")
     row = app.state.db.execute("SELECT * FROM attendance WHERE employee = ? AND month = ?",
-                               (employee, _month(month))).fetchone()
+                               (employee, month)).fetchone()
     if row is None:
         raise HTTPException(404, f"no attendance record for {month}")
-    return dict(row) if FAULTS.get("attendance") != "malformed" else {"garbage": True}
+    record = dict(row) if month < f"{day:%Y-%m}" else db.attendance_to_date(dict(row), day)  # this month: so far
+    return record if FAULTS.get("attendance") != "malformed" else {"garbage": True}
 
 
 @app.get("/salary")
 async def salary(employee: str, month: str) -> dict[str, Any]:  # noqa: D103
     await _serve("salary")
     _employee(employee)
+    out = payslip_day(*map(int, _month(month).split("-")))
+    if today() < out:
+        raise HTTPException(404, f"no payslip for {_named(month)} yet: it appears in MyHR on {out.day} {out:%B %Y}")
     row = app.state.db.execute("SELECT * FROM salary WHERE employee = ? AND month = ?",
-                               (employee, _month(month))).fetchone()
+                               (employee, month)).fetchone()
     if row is None:
         raise HTTPException(404, f"no payslip for {month}")
     return dict(row) | {"currency": "EUR"}
