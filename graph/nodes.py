@@ -117,7 +117,7 @@ class Nodes:
         if intent.startswith("faq:") and intent[4:] in self.deps.faq:
             return Part(intent=intent, slots={}, answer=self.deps.faq[intent[4:]].answer)
         own = clause_slots(clause, slots, today_of(ctx), profile) if clause else slots
-        return templates.settle_unsaid_month(Part(intent=intent, slots=own), today_of(ctx))
+        return templates.settle_months(Part(intent=intent, slots=own), today_of(ctx))
 
     @staticmethod
     def _route(update: dict[str, Any], route: str, answer: str) -> dict[str, Any]:
@@ -171,7 +171,7 @@ class Nodes:
             plan = [c for c in plan if c["name"] in hinted]
             plan = [c for c in plan if all(d in {p["id"] for p in plan} for d in c["depends_on"])]
         for call in templates.expected_calls(state.get("parts"), state["slots"], state["user"]):  # the router's: kept
-            if all(c["name"] != call["name"] for c in plan):
+            if all(c["id"] != call["id"] for c in plan):  # ids: a period's months are one call each
                 plan.append(call)
         return {"plan": plan, "llm_calls": state.get("llm_calls", 0) + 1,
                 "tool_rounds": state.get("tool_rounds", 0) + 1}

@@ -2,9 +2,12 @@
 then the caller's profile. Deterministic given `today`.
 
 Regexes only find the phrases that name a time ("last month", "in October", "on Friday", "two
-weeks ago", "the 3rd"); `dateparser`, anchored at the run's date, turns them into dates. Every
-value is validated (a month is a real YYYY-MM, a city comes from the domain's gazetteer or is a
-capitalized word of letters), so nothing a user types reaches a tool unchecked.
+weeks ago", "the 3rd"); `dateparser`, anchored at the run's date, turns them into dates, and
+`graph/periods.py` reads the periods ("Q1 2026", "the month before last", "since January"). A phrase that
+reads as a time but resolves to nothing fills no month or day at all (`unread_time`): the question steps
+aside rather than being answered for a default month. Every value is validated (a month is a real YYYY-MM,
+a city comes from the domain's gazetteer or is a capitalized word of letters), so nothing a user types
+reaches a tool unchecked.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import difflib
 import functools
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
 import dateparser
 import numpy as np
 
+from graph import periods
 from tools.domain import (
     CITIES,
     CITY_PATTERN,
@@ -60,7 +65,7 @@ _NOT_PLACES = {w.title() for w in [*MONTH_NAMES, *WEEKDAYS, "today", "tomorrow",
                                    "last", "myhr", "spendwise", "brightconnect", "it", "hr", "me", "office",
                                    "brightmart", "q1", "q2", "q3", "q4"]}
 Prefer = Literal["past", "future"]
-MAX_MONTHS = 4  # a question comparing more months than this is answered for its first four
+MAX_MONTHS = 4  # a question naming more months than this gets them together, as a period (totals and each month)
 # Words slots are read from, whose misspellings ("tomorow", "wednsday", "febuary", "berln") are spelled
 # right before reading: a misspelt day must not silently become today.
 _SPELLED = tuple(w for w in (*MONTH_NAMES, *WEEKDAYS, "tomorrow", "yesterday", "weekend", *(c.lower() for c in CITIES))
@@ -134,18 +139,67 @@ def time_phrases(text: str) -> list[str]:
     return [m.group(0) for m in _TIME_PHRASES.finditer(text)]
 
 
+# A period first ("the week before last", "Q1 2026"), else a day or month phrase starting at the same place.
+_READ = re.compile(rf"(?P<period>{periods.PATTERN})|(?P<time>{_TIME_PHRASES.pattern})", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Times:
+    """What a question says about time, read against the run's date."""
+
+    months: list[str]  # every month it names, in order, once each (all the months of a period)
+    period: str | None = None  # the phrase whose months are answered together ("Q1 2026"), if any
+    span: tuple[date, date] | None = None  # the week or day it asks about, inside those months
+    unread: str | None = None  # a phrase that reads as a time but names no month we can read
+
+
+def _day_period(phrase: str, today: date) -> periods.Period | None:
+    """A day or month phrase as a period: a month, the week it names, or one day."""
+    d = _parse(phrase, today, "past")
+    if d is None:
+        return None
+    if _MONTH_LEVEL.match(phrase.strip()):
+        return periods.Period((f"{d.year}-{d.month:02d}",))
+    low = phrase.lower()
+    if "week" in low and "end" not in low:  # "last week", "two weeks ago": that week, Monday to Sunday
+        return periods.span_period(*periods.week_of(d), today)
+    return periods.span_period(d, d, today)
+
+
+def read_times(text: str, today: date) -> Times:
+    """Every time phrase of a question, past months preferred (payslips are history).
+
+    One period ("since January") is answered over its months; several months named ("April compared to
+    March") each. A period beside another time, a period longer than `periods.MAX_PERIOD_MONTHS`, or a
+    phrase nothing reads ("the last few months") leaves the question unread: it steps aside.
+    """
+    readings: list[tuple[str, periods.Period]] = []
+    for m in _READ.finditer(text):
+        found = periods.resolve(m, today) if m.group("period") else _day_period(m.group(0), today)
+        if found is None:
+            return Times([], unread=m.group(0).strip())
+        readings.append((m.group(0).strip(), found))
+    if left := periods.DATEISH.search(_READ.sub(" ", text)):
+        return Times([], unread=left.group(0))
+    months = list(dict.fromkeys(mo for _, p in readings for mo in p.months))
+    if not readings and re.search(r"\bso far\b", text, re.IGNORECASE):
+        months = [f"{today.year}-{today.month:02d}"]
+    several = [phrase for phrase, p in readings if p.several]
+    if several and len(readings) > 1:  # "Q1 compared to Q2": not answered as one list of months
+        return Times([], unread=" / ".join(phrase for phrase, _ in readings))
+    if len(months) > periods.MAX_PERIOD_MONTHS:
+        return Times([], unread=several[0] if several else readings[0][0])
+    span = readings[0][1].span if len(readings) == 1 else None
+    together = len(months) > 1 and bool(several or span or len(months) > MAX_MONTHS)
+    return Times(months, ", ".join(phrase for phrase, _ in readings) if together else None, span)
+
+
 def month_slots(text: str, today: date) -> list[str]:
     """Every month a question names, as YYYY-MM, in order and once each (past months preferred: payslips
-    are history). "Did my pay go up in April compared to March?" names two.
+    are history). "Did my pay go up in April compared to March?" names two, "Q1 2026" three; a time that
+    cannot be read names none.
     """
-    months: list[str] = []
-    for phrase in time_phrases(text):
-        d = _parse(phrase, today, "past")
-        if d is not None and (m := f"{d.year}-{d.month:02d}") not in months:
-            months.append(m)
-    if not months and re.search(r"\bso far\b", text, re.IGNORECASE):
-        months.append(f"{today.year}-{today.month:02d}")
-    return months
+    return read_times(text, today).months
 
 
 def month_slot(text: str, today: date) -> str | None:
@@ -247,17 +301,28 @@ def fill_slots(text: str, today: date, profile: dict, previous: dict | None = No
     slots: dict[str, Any] = {"question": text.strip()[:500]}
     sources: dict[str, str] = {}
     spelled = spell_entities(text)
-    months = month_slots(spelled, today)
-    if len(months) > 1:  # each is asked about: a monthly intent answers once per month
-        slots["months"] = months[:MAX_MONTHS]
-    for name, value in (("month", next(iter(months), None)), ("date", date_slot(spelled, today)),
+    times = read_times(spelled, today)
+    if times.unread:  # a time nobody can read: no month or day is guessed for it, so the question steps aside
+        slots["unread_time"] = times.unread
+    elif len(times.months) > 1:  # each is asked about: once per month, or over the period together
+        slots["months"] = times.months
+        if times.period:
+            slots["period"] = times.period
+    if times.span:  # a week or a day: what monthly figures cannot single out
+        slots["span"] = [d.isoformat() for d in times.span]
+    timeless = bool(times.unread or times.period)  # no one month, and no day guessed
+    for name, value in (("month", None if timeless else next(iter(times.months), None)),
+                        ("date", None if times.unread else date_slot(spelled, today)),
                         ("city", city_slot(spelled)), ("leave_type", leave_type_slot(text))):
         if value is not None:
             slots[name], sources[name] = value, "question"
-        elif name in previous:
+        elif name in previous and not (timeless and name in ("month", "date")):
             slots[name], sources[name] = previous[name], "conversation"
     defaults = {"month": f"{today.year}-{today.month:02d}", "date": today.isoformat(),
                 "city": profile.get("city")}
+    if timeless:
+        defaults.pop("month")
+        defaults.pop("date")
     for name, value in defaults.items():
         if name not in slots and value:
             slots[name], sources[name] = value, "default" if name != "city" else "profile"
@@ -265,19 +330,30 @@ def fill_slots(text: str, today: date, profile: dict, previous: dict | None = No
     return slots
 
 
+_TIME_KEYS = ("months", "period", "span", "unread_time")  # what a question's time phrases fill besides month and date
+
+
 def clause_slots(clause: str, slots: dict[str, Any], today: date, profile: dict) -> dict[str, Any]:
     """The slots of one part of a compound request: what its own clause names first (its months, not the
     whole request's), then the request's.
     """
     own = fill_slots(clause, today, profile)
-    merged = {**{k: v for k, v in slots.items() if k != "months"},
-              **{k: v for k, v in own.items() if own["sources"].get(k) == "question" or k == "months"}}
+    said = own["sources"].get("month") == "question" or "period" in own or "unread_time" in own
+    # A part that names its own time keeps only that; one that names none shares the request's month or period.
+    shared = {k: v for k, v in slots.items()
+              if k not in _TIME_KEYS or not said and (k != "months" or "period" in slots)}
+    merged = {**shared, **{k: v for k, v in own.items() if own["sources"].get(k) == "question" or k in _TIME_KEYS}}
+    for key, gone in (("month", "period" in own or "unread_time" in own), ("date", "unread_time" in own)):
+        if gone:
+            merged.pop(key, None)
     sources = {**slots.get("sources", {}), **{k: v for k, v in own["sources"].items() if v == "question"}}
-    if own["sources"].get("month") != "question" and sources.get("month") == "question" and not any(
+    sources = {k: v for k, v in sources.items() if k in merged}
+    if not said and sources.get("month") == "question" and not any(
             _MONTH_LEVEL.search(p) for p in time_phrases(slots["question"])):
         # The request's month came from another clause's day ("my salary and the weather tomorrow"): a day
         # there is not this part's month, which stays unsaid.
         merged["month"], sources["month"] = own["month"], "default"
+        merged.pop("span", None)  # nor is that day what this part asks about
     return {**merged, "sources": sources, "question": slots["question"]}
 
 

@@ -10,40 +10,36 @@ from datetime import date
 from typing import Any
 
 from graph.state import Part, ToolCall, ToolResult
+from graph.summaries import SUMMARIES, day_label, eur, month_name, not_out_note, span_note
 from tools.domain import ASK_HR, CONTACT_PATTERNS, latest_payslip_month
-from tools.registry import INTENTS, IntentSpec
+from tools.registry import INTENTS, TOOLS, IntentSpec
 
+# How tools/client.py words what the backend answered with a refusal ("no payslip for ... yet"): trying again
+# shortly would not change it.
+_ANSWERED = " service said: "
 Renderer = Callable[[dict[str, Any], dict[str, dict[str, Any]]], str]
 # The handbook look-up: its passages are quoted by compose_answer (graph/extract.py), not rendered here.
 POLICY_LOOKUP = IntentSpec("policy_lookup", (("kb_search", "kb_search", {"query": "$question"}),), ("question",))
 
 
-def _eur(x: float) -> str:
-    return f"EUR {x:,.2f}"
-
-
-def _month_name(month: str) -> str:
-    from datetime import date
-
-    y, m = map(int, month.split("-"))
-    return date(y, m, 1).strftime("%B %Y")
 
 
 def render_salary(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
     """Payslip figures for the month."""
     s = r["salary"]
-    extra = f", bonus {_eur(s['bonus'])}" if s.get("bonus") else ""
-    return (f"Your payslip for {_month_name(slots['month'])}: gross {_eur(s['gross'])} "
-            f"(base {_eur(s['base'])}, overtime {_eur(s['overtime_pay'])}{extra}), "
-            f"tax {_eur(s['tax'])}, pension {_eur(s['pension'])}, net pay {_eur(s['net'])}.")
+    extra = f", bonus {eur(s['bonus'])}" if s.get("bonus") else ""
+    return (f"Your payslip for {month_name(slots['month'])}: gross {eur(s['gross'])} "
+            f"(base {eur(s['base'])}, overtime {eur(s['overtime_pay'])}{extra}), "
+            f"tax {eur(s['tax'])}, pension {eur(s['pension'])}, net pay {eur(s['net'])}.{not_out_note(slots)}")
 
 
 def render_attendance(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
-    """Attendance figures for the month."""
+    """Attendance figures for the month (the current one to date), and what monthly figures cannot tell."""
     a = r["attendance"]
-    return (f"Your attendance for {_month_name(slots['month'])}: present {a['present_days']} of "
+    to_date = f" so far (to {day_label(a['through'])})" if a.get("through") else ""
+    return (f"Your attendance for {month_name(slots['month'])}{to_date}: present {a['present_days']} of "
             f"{a['working_days']} working days, {a['absent_days']} absent, {a['late_arrivals']} late "
-            f"arrivals, {a['overtime_hours']} overtime hours.")
+            f"arrivals, {a['overtime_hours']} overtime hours.{span_note(slots)}")
 
 
 def render_leave_balance(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
@@ -106,15 +102,32 @@ def spec_of(intent: str | None) -> IntentSpec | None:
     return POLICY_LOOKUP if intent == POLICY_LOOKUP.name else INTENTS.get(intent or "")
 
 
-def instantiate(intent: str, slots: dict[str, Any], user: str, prefix: str = "") -> list[ToolCall] | None:
-    """The template's calls with slots filled, or None when a required slot is missing (step aside).
+def period_months(intent: str | None, slots: dict[str, Any]) -> list[str] | None:
+    """The months a monthly intent asked about a period ("Q1 2026") is fetched for, all answered together."""
+    tpl = spec_of(intent)
+    return slots.get("months") if tpl and "month" in tpl.required and slots.get("period") else None
 
-    `prefix` keeps call ids apart when several parts of a compound request use the same tool.
+
+def instantiate(intent: str, slots: dict[str, Any], user: str, prefix: str = "") -> list[ToolCall] | None:
+    """The template's calls with slots filled, or None when a required slot is missing (step aside), or when the
+    question names a time nobody could read and the template needs a month or a day.
+
+    `prefix` keeps call ids apart when several parts of a compound request use the same tool; over a period, each
+    month's call is `<id>@<YYYY-MM>`.
     """
     tpl = spec_of(intent)
-    if tpl is None or any(not slots.get(s) for s in tpl.required):
+    if tpl is None or slots.get("unread_time") and {"month", "date"} & set(tpl.required):
         return None
-    calls: list[ToolCall] = []
+    if months := period_months(intent, slots):
+        calls: list[ToolCall] = []
+        for m in months:
+            for c in instantiate(intent, {**slots, "month": m, "period": None}, user, prefix) or []:
+                calls.append(ToolCall(id=f"{c['id']}@{m}", name=c["name"], args=c["args"],
+                                      depends_on=[f"{d}@{m}" for d in c["depends_on"]]))
+        return calls
+    if any(not slots.get(s) for s in tpl.required):
+        return None
+    calls = []
     for call_id, tool, args in tpl.calls:
         filled: dict[str, Any] = {}
         deps: list[str] = []
@@ -135,21 +148,42 @@ def render(intent: str | None, slots: dict[str, Any], results: list[ToolResult],
     tpl, renderer = INTENTS.get(intent or ""), RENDERERS.get(intent or "")
     if tpl is None or renderer is None:
         return None
-    by_id = {r["id"][len(prefix):]: r["data"] for r in results
-             if r["ok"] and r["data"] is not None and r["id"].startswith(prefix)}
+    mine = [r for r in results if r["ok"] and r["data"] is not None and r["id"].startswith(prefix)]
+    by_id = {r["id"][len(prefix):]: r["data"] or {} for r in mine}
+    months = period_months(intent, slots)
+    if months and any("@" in i for i in by_id):  # a period: every month's results, or none rendered
+        if any(f"{call_id}@{m}" not in by_id for m in months for call_id, _, _ in tpl.calls):
+            return None
+        return SUMMARIES[tpl.name](slots, {m: {c: by_id[f"{c}@{m}"] for c, _, _ in tpl.calls} for m in months})
     if any(call_id not in by_id for call_id, _, _ in tpl.calls):
         return None
-    return renderer(slots, by_id)
+    ids = {call_id for call_id, _, _ in tpl.calls}
+    asked = next((m for r in mine if r["id"][len(prefix):] in ids and isinstance(m := r["args"].get("month"), str)),
+                 None)
+    return renderer({**slots, "month": asked} if asked else slots, by_id)  # named for the month fetched
 
 
-def settle_unsaid_month(part: Part, today: date) -> Part:
-    """A month the question left unsaid is its intent's default (`IntentSpec.unsaid_month`): the newest
-    payslip for a salary question, this month for the rest.
+def settle_months(part: Part, today: date) -> Part:
+    """The months a salary question is answered for. A month it left unsaid is its intent's default
+    (`IntentSpec.unsaid_month`): the newest payslip for a salary question, this month for the rest. A period's
+    months whose payslip is not out yet are left out and named (`not_out`), unless that leaves none (then the
+    backend says there is no payslip).
     """
     spec, slots = INTENTS.get(part["intent"]), part["slots"]
-    if spec is None or spec.unsaid_month != "latest_payslip" or (slots.get("sources") or {}).get("month") != "default":
+    if spec is None or spec.unsaid_month != "latest_payslip":
         return part
-    return Part(intent=part["intent"], slots={**slots, "month": latest_payslip_month(today)})
+    latest = latest_payslip_month(today)
+    if months := period_months(part["intent"], slots):
+        paid, late = [m for m in months if m <= latest], [m for m in months if m > latest]
+        if not paid or not late:
+            return part
+        settled = {**slots, "months": paid, "not_out": late}
+        if len(paid) == 1:  # one month left: its payslip, with the note
+            settled = {**{k: v for k, v in settled.items() if k not in ("months", "period")}, "month": paid[0]}
+        return Part(intent=part["intent"], slots=settled)
+    if (slots.get("sources") or {}).get("month") != "default":
+        return part
+    return Part(intent=part["intent"], slots={**slots, "month": latest})
 
 
 def per_month(part: Part) -> list[Part]:
@@ -158,7 +192,8 @@ def per_month(part: Part) -> list[Part]:
     """
     months = part["slots"].get("months") or []
     spec = INTENTS.get(part["intent"])
-    if part.get("answer") or spec is None or "month" not in spec.required or len(months) < 2:
+    if part.get("answer") or spec is None or "month" not in spec.required or len(months) < 2 or \
+            part["slots"].get("period"):  # a period is answered together (graph/summaries.py)
         return [part]
     return [Part(intent=part["intent"], slots={**part["slots"], "month": m}) for m in months]
 
@@ -188,7 +223,7 @@ def expected_calls(parts: list[Part] | None, slots: dict[str, Any], user: str) -
     calls: list[ToolCall] = []
     for part in parts or [Part(intent="policy_lookup", slots=slots)]:
         found = instantiate(part["intent"], part["slots"], user)
-        if found is None and not part.get("answer"):  # a slot is missing (which leave?): the handbook may say
+        if found is None and not part.get("answer") and not _unread(part):  # which leave? the handbook may say
             found = [c for c in instantiate(POLICY_LOOKUP.name, slots, user) or [] if c not in calls]
         calls += found or []
     return calls
@@ -211,12 +246,20 @@ def compose(parts: list[Part], results: list[ToolResult], streamed: list[int] | 
     return " ".join(p for p in said if p) if all(said) else None
 
 
+def _unread(part: Part) -> str | None:
+    """The time phrase nobody could read in a part whose template needs a month or a day."""
+    tpl, unread = spec_of(part.get("intent")), (part.get("slots") or {}).get("unread_time")
+    return unread if unread and tpl is not None and {"month", "date"} & set(tpl.required) else None
+
+
 def render_partial(parts: list[Part], results: list[ToolResult], streamed: list[int] | None = None) -> str | None:
-    """When some tools failed: the parts that could be answered (streamed ones first), then what could
-    not be fetched.
+    """When some tools failed, or a part's time could not be read and nothing answered it: the parts that could
+    be answered (streamed ones first), then what could not be fetched, or which time to name.
     """
     failed = [r for r in results if not r["ok"]]
-    if not failed or not parts:
+    unread = next((u for i, p in enumerate(parts) if (u := _unread(p)) and render_part(parts, i, results) is None),
+                  None)
+    if not failed and not unread or not parts:
         return None
     order = [*(streamed or []), *(i for i in range(len(parts)) if i not in (streamed or []))]
     pieces = []
@@ -224,13 +267,25 @@ def render_partial(parts: list[Part], results: list[ToolResult], streamed: list[
         part = parts[i]
         text = render_part(parts, i, results)
         if text is None:  # what this part's tools did return, each in its own template ("the forecast")
-            prefix = part_prefix(parts, i)
+            prefix, slots = part_prefix(parts, i), part.get("slots") or {}
             mine = [r for r in results if r["ok"] and r["id"].startswith(prefix)]
-            text = " ".join(t for r in mine if (t := render(r["name"], part.get("slots") or {}, [r], prefix)))
+            if months := period_months(part["intent"], slots):  # a period: the months that came, named as such
+                came = [m for m in months if any(r["id"].endswith(f"@{m}") for r in mine)]
+                text = render(part["intent"], {**slots, "months": came}, mine, prefix) if came else None
+            else:
+                text = " ".join(t for r in mine if (t := render(r["name"], slots, [r], prefix)))
         pieces.append(text)
     said = " ".join(p for p in pieces if p)
-    missing = "; ".join(f"{r['name'].replace('_', ' ')}: {r['error']}" for r in failed)
-    return (said + " " if said else "") + f"I could not fetch everything ({missing}). Please try again shortly."
+    undated = [r for r in failed if unread and r["name"] in TOOLS and not {"month", "date"} & r["args"].keys()
+               and {"month", "date"} & TOOLS[r["name"]].args.model_fields.keys()]  # called without the time
+    failed = [r for r in failed if r not in undated]
+    tail = [f'I could not tell which month or day "{unread}" means, so I did not look it up: please name it '
+            '(for example "March 2026" or "on 3 March").'] if unread else []
+    if failed:
+        missing = "; ".join(f"{r['name'].replace('_', ' ')}: {r['error']}" for r in failed)
+        again = any(_ANSWERED not in (r["error"] or "") for r in failed)  # a backend's "no payslip yet" stays so
+        tail.append(f"I could not fetch everything ({missing})." + (" Please try again shortly." if again else ""))
+    return " ".join([said, *tail] if said else tail)
 
 
 def parts_from_results(slots: dict[str, Any], results: list[ToolResult]) -> list[Part]:

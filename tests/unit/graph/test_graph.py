@@ -292,3 +292,30 @@ async def test_on_the_full_path_a_sure_faq_part_is_answered_and_a_likely_entry_i
     final, _ = await ask(graph, "my salary in March, and when is payday?", user="E1007", thread="t2")
     assert final["answer"].startswith("Your payslip for March 2026")
     assert 'The closest answer in our FAQ ("When is payday?")' in final["answer"]  # likely, not sure: offered
+
+
+DEC2 = Context(today="2026-12-02")  # November's payslip is out, December's comes on the 22nd
+
+
+async def test_the_month_before_last_is_that_month_not_the_newest_payslip(graph_for):
+    deps = make_deps()
+    final, _ = await ask(graph_for(deps), "What was my net pay the month before last?", ctx=DEC2)
+    assert final["route"] == "template" and [c[1]["month"] for c in deps.tools.calls] == ["2026-10"]
+    assert final["answer"].startswith("Your payslip for October 2026:")
+
+
+async def test_a_period_is_answered_over_the_months_that_have_a_payslip(graph_for):
+    deps = make_deps()
+    final, _ = await ask(graph_for(deps), "What is my salary this year so far?", ctx=DEC2)
+    assert final["route"] == "template" and final["llm_calls"] == 0
+    assert sorted(c[1]["month"] for c in deps.tools.calls) == [f"2026-{m:02d}" for m in range(1, 12)]
+    assert final["answer"].startswith("Your payslips for January to November 2026 (11 months):")
+    assert "December 2026 is not out yet" in final["answer"]
+
+
+async def test_a_time_nobody_can_read_is_asked_back_never_answered_with_a_default_month(graph_for):
+    deps = make_deps()
+    final, _ = await ask(graph_for(deps), "What was my salary the fortnight before last?", ctx=DEC2)
+    assert final["route"] == "llm" and not any(c[0] == "salary" for c in deps.tools.calls)
+    assert 'which month or day "the fortnight before last" means' in final["answer"]
+    assert "payslip" not in final["answer"]

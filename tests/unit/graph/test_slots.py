@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graph.slots import (
+    MAX_MONTHS,
     city_slot,
     clause_slots,
     date_slot,
@@ -100,6 +101,7 @@ def test_another_clauses_day_is_not_a_parts_month_but_a_shared_month_is():
     whole = fill_slots("my salary and the weather in Rome tomorrow", TODAY, {})
     salary = clause_slots("my salary", whole, TODAY, {})
     assert salary["sources"]["month"] == "default"  # the month is unsaid: the template's default applies
+    assert "span" not in salary  # nor is tomorrow the day it asks about
     shared = fill_slots("my salary and attendance in October", TODAY, {})
     assert clause_slots("my salary", shared, TODAY, {})["month"] == "2026-10"  # "in October" is for both
 
@@ -154,8 +156,13 @@ def test_injection_is_not_a_month():
 @given(st.text(max_size=300))
 def test_slot_filler_never_crashes_and_only_emits_valid_values(text):
     slots = fill_slots(text, TODAY, {"city": "Berlin"})
-    assert len(slots["month"]) == 7 and slots["month"][4] == "-"
-    date.fromisoformat(slots["date"])
+    if "unread_time" in slots or "period" in slots:  # no one month: none guessed
+        assert "month" not in slots
+    else:
+        assert len(slots["month"]) == 7 and slots["month"][4] == "-"
+    if "unread_time" not in slots and "period" not in slots:
+        date.fromisoformat(slots["date"])
+    assert all(len(m) == 7 and m[4] == "-" for m in slots.get("months", []))
     assert slots["city"].replace(" ", "").isalpha()
 
 
@@ -179,3 +186,112 @@ async def test_leave_type_by_meaning_when_no_single_keyword_names_it():
     assert await resolve_leave_type("how do I book leave", embed) is None  # about no type: steps aside
     # several named ("dad", "unpaid"): meaning decides among them only
     assert await resolve_leave_type("a new dad wanting unpaid weeks", embed) == "paternity"
+
+
+DEC2 = date(2026, 12, 2)  # a Wednesday; November's payslip is out, December's comes on the 22nd
+
+
+def _months(first, last):
+    y, m = map(int, first.split("-"))
+    out = []
+    while f"{y}-{m:02d}" <= last:
+        out.append(f"{y}-{m:02d}")
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+@pytest.mark.parametrize(("text", "months"), [
+    ("What was my net pay the month before last?", ["2026-10"]),  # not November: that is "last month"
+    ("my payslip last month", ["2026-11"]),
+    ("Was I late at all the week before last?", ["2026-11"]),
+    ("was I late two weeks ago?", ["2026-11"]),
+    ("How much bonus did I get in Q1 2026?", _months("2026-01", "2026-03")),
+    ("bonus for the first quarter", _months("2026-01", "2026-03")),
+    ("my overtime in the second quarter of 2026", _months("2026-04", "2026-06")),
+    ("attendance in Q3", _months("2026-07", "2026-09")),
+    ("what did I earn last quarter", _months("2026-07", "2026-09")),
+    ("my pay in Q4 2025", _months("2025-10", "2025-12")),
+    ("how much have I earned this year so far", _months("2026-01", "2026-12")),
+    ("overtime so far this year", _months("2026-01", "2026-12")),
+    ("how many days was I absent since January?", _months("2026-01", "2026-12")),
+    ("was I off sick over the summer", _months("2026-06", "2026-08")),
+    ("my pay last summer", _months("2026-06", "2026-08")),  # the summer just gone, said in December
+    ("net pay over the last three months", _months("2026-09", "2026-11")),  # the months completed
+    ("late arrivals in the past two months", _months("2026-10", "2026-11")),
+    ("my salary from March to June", _months("2026-03", "2026-06")),
+    ("attendance between May and July 2025", _months("2025-05", "2025-07")),
+    ("total bonus last year", _months("2025-01", "2025-12")),
+    ("how much tax did I pay in 2025?", _months("2025-01", "2025-12")),
+    ("Did my pay go up in April compared to March?", ["2026-04", "2026-03"]),  # two months, each asked about
+])
+def test_relative_and_calendar_periods_resolve_against_the_runs_date(text, months):
+    assert month_slots(text, DEC2) == months
+    slots = fill_slots(text, DEC2, {})
+    if len(months) == 1:
+        assert slots["month"] == months[0] and slots["sources"]["month"] == "question"
+    elif "compared" not in text:  # a period: its months together, no one month (and no default) beside them
+        assert slots["months"] == months and slots["period"] and "month" not in slots
+
+
+@pytest.mark.parametrize(("text", "today", "months"), [
+    ("bonus in Q1", date(2026, 2, 10), ["2026-01", "2026-02"]),  # a period never reaches a month still to come
+    ("my pay this quarter", DEC2, _months("2026-10", "2026-12")),
+    ("attendance over the summer", date(2026, 7, 15), ["2026-06", "2026-07"]),
+    ("attendance last summer", date(2026, 7, 15), _months("2025-06", "2025-08")),  # this one has not ended
+    ("overtime last winter", DEC2, ["2025-12", "2026-01", "2026-02"]),
+    ("attendance from November to January", date(2026, 3, 1), ["2025-11", "2025-12", "2026-01"]),
+])
+def test_periods_follow_the_calendar_and_stop_at_this_month(text, today, months):
+    assert month_slots(text, today) == months
+
+
+def test_a_week_is_the_month_it_falls_in_and_the_week_is_kept():
+    slots = fill_slots("Was I late at all the week before last?", DEC2, {})
+    assert slots["month"] == "2026-11" and slots["span"] == ["2026-11-16", "2026-11-22"]
+    across = fill_slots("was I late last week", date(2026, 12, 9), {})  # 30 November to 6 December
+    assert across["months"] == ["2026-11", "2026-12"] and across["period"] and "month" not in across
+    assert across["span"] == ["2026-11-30", "2026-12-06"]
+
+
+@pytest.mark.parametrize(("text", "unread"), [
+    ("What was my net pay the fortnight before last?", "the fortnight before last"),
+    ("my overtime over the last few months", "last few months"),
+    ("attendance next quarter", "quarter"),
+    ("how much did I earn a few months ago", "few months ago"),
+    ("bonus in Q1 2027", "Q1 2027"),  # all still to come
+    ("my salary since 2024", "since 2024"),  # 36 months: longer than a period is answered for
+    ("pay in Q1 compared to Q2", "Q1 / Q2"),  # two periods: not one list of months
+    ("what have I earned since I joined?", "since I"),
+    ("was I late on the 31st?", "the 31st"),  # November has 30 days
+    ("salary for 2026-13", "2026-13"),
+    ("overtime in the financial year", "financial year"),
+])
+def test_a_time_that_cannot_be_read_fills_no_month_and_no_default(text, unread):
+    slots = fill_slots(text, TODAY, {"city": "Berlin"}, previous={"month": "2026-05", "date": "2026-05-04"})
+    assert slots["unread_time"].startswith(unread)
+    assert "month" not in slots and "date" not in slots and "months" not in slots  # never the newest, nor the last
+    assert month_slot(text, TODAY) is None
+
+
+def test_words_about_time_that_name_no_time_keep_the_default():
+    for text in ("what is my salary per month", "my monthly pay", "my latest payslip", "is my salary paid yearly"):
+        slots = fill_slots(text, DEC2, {})
+        assert slots["sources"]["month"] == "default" and "unread_time" not in slots, text
+
+
+def test_more_named_months_than_answered_one_by_one_are_answered_together_not_cut():
+    slots = fill_slots("my pay in jan, feb, mar, apr and may", DEC2, {})
+    assert len(slots["months"]) == 5 > MAX_MONTHS and slots["period"] and "month" not in slots
+
+
+def test_a_compound_part_shares_the_requests_period_unless_it_names_its_own_time():
+    whole = fill_slots("my salary and attendance in Q1 2026", DEC2, {})
+    salary = clause_slots("my salary", whole, DEC2, {})
+    assert salary["months"] == ["2026-01", "2026-02", "2026-03"] and salary["period"] and "month" not in salary
+    mixed = fill_slots("my salary for October and my attendance in Q1 2026", DEC2, {})
+    attendance = clause_slots("my attendance in Q1 2026", mixed, DEC2, {})
+    assert attendance["period"] and "month" not in attendance  # October is the other part's
+    october = clause_slots("my salary for October", mixed, DEC2, {})
+    assert october["month"] == "2026-10" and "period" not in october and "months" not in october
+    unread = clause_slots("my pay the fortnight before", mixed, DEC2, {})
+    assert unread["unread_time"] and "month" not in unread
