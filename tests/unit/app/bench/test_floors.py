@@ -1,4 +1,9 @@
+"""Floor probes: which floor a row is measured against, and how the floors add up (on a virtual clock)."""
+
 import asyncio
+from types import SimpleNamespace
+
+import pytest
 
 from app.bench import floors
 
@@ -20,18 +25,49 @@ def test_each_route_is_measured_against_its_own_floor():
     assert floors.kind_of(_row("template", [_tool("salary", ok=False)])) is None  # a failed call has no floor
 
 
-def test_clothing_advice_waits_for_the_forecast_so_its_floor_adds_up():
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock only moves when every task waits on a timer: it jumps to the next one.
+
+    `asyncio.sleep(0.05)` then takes exactly 50 ms of loop time and no time at all on the machine.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0.0
+        select = self._selector.select
+
+        def jump(timeout):
+            if timeout:  # nothing is ready: the next timer is due `timeout` from now
+                self.now += timeout
+            return select(0)
+
+        self._selector.select = jump
+
+    def time(self) -> float:
+        return self.now
+
+
+def test_clothing_advice_waits_for_the_forecast_so_its_floor_adds_up(monkeypatch):
     assert floors.DEPENDENT == {"clothing_advice"}
+    took = {"weather": 0.05, "clothing_advice": 0.03, "salary": 0.02}
+    log = []
 
     class Tools:
         async def call(self, name, args):
-            await asyncio.sleep({"weather": 0.05, "clothing_advice": 0.03, "salary": 0.02}[name])
+            log.append(("start", name))
+            await asyncio.sleep(took[name])
+            log.append(("end", name))
 
     class D:
         tools = Tools()
 
-    ms = asyncio.run(floors._backend_ms(D(), [_tool("weather"), _tool("salary"), _tool("clothing_advice")]))
-    assert 78 <= ms < 130  # weather and salary at once (50), then clothing advice (30)
+    with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
+        monkeypatch.setattr(floors, "time", SimpleNamespace(perf_counter=runner.get_loop().time))
+        ms = runner.run(floors._backend_ms(D(), [_tool("weather"), _tool("salary"), _tool("clothing_advice")]))
+    assert ms == pytest.approx(80)  # weather and salary at once (50), then clothing advice (30)
+    assert log[:2] == [("start", "weather"), ("start", "salary")]  # both before either returned
+    assert log[2:] == [("end", "salary"), ("end", "weather"), ("start", "clothing_advice"),
+                       ("end", "clothing_advice")]  # the dependent call after the forecast, alone
 
 
 def test_floor_summary_and_compound_first_token():
