@@ -1,7 +1,6 @@
 """Bad input gets a clear message, bounded time, and nothing unchecked reaches a tool."""
 
 import re
-import time
 
 import pytest
 
@@ -13,10 +12,11 @@ async def test_empty_input_is_refused_with_a_sentence(ask, q):
 
 
 async def test_huge_input_is_refused_quickly_on_the_real_graph(ask):
-    t0 = time.monotonic()
+    reference = await ask("What was my attendance in June?", cache_enabled=False)  # one backend call, same run
     row = await ask("How many leave days do I have left? " * 3000)  # ~110,000 characters
-    assert time.monotonic() - t0 < 2
     assert row["route"] == "invalid" and "characters" in row["answer"]
+    assert "route_question" not in row["timings_ms"] and row["tools"] == [] and row["llm_calls"] == 0
+    assert reference["tools"] and row["total_ms"] < reference["total_ms"]  # refused before any real work
 
 
 @pytest.mark.parametrize("q", ["¿Cuántos días de vacaciones me quedan? 🌴", "我还有多少天年假？", "😀😀😀 payday?? 💸"])

@@ -57,27 +57,28 @@ def faults(settings, running):
 async def test_vllm_down_then_back(settings, llm_proxy):
     # A dropped connection fails at once; the timeout only bounds the "back" turn, which on a box still
     # busy from earlier tests (a vLLM server killed and restarted) can take more than a few seconds.
-    graph, _ = await _graph_through(settings, vllm_base_url=f"http://127.0.0.1:{llm_proxy.port}/v1", llm_timeout_s=30)
+    timeout_s = 30
+    graph, _ = await _graph_through(settings, vllm_base_url=f"http://127.0.0.1:{llm_proxy.port}/v1",
+                                    llm_timeout_s=timeout_s)
     await llm_proxy.set_mode("down")
     faq = await run_turn(graph, "When do we get paid?", "E1002", None, Context())
     tpl = await run_turn(graph, "How many leave days do I have left?", "E1002", None, Context())
     assert faq["route"] == "faq" and tpl["route"] == "template" and tpl["answer"].startswith("You have")
-    t0 = time.monotonic()
     down = await run_turn(graph, LLM_Q, "E1002", None, LLM_DRAFTS)
-    assert time.monotonic() - t0 < 10
-    assert "language model is not reachable" in down["answer"] and down["error"]
+    assert "language model is not reachable" in down["answer"] and down["error"]  # refused, not timed out
+    assert down["total_ms"] < timeout_s * 1000 / 3  # the dropped connection ended it, long before the timeout
     await llm_proxy.set_mode("up")  # vLLM is back: the same process recovers on its own
     back = await run_turn(graph, LLM_Q, "E1002", None, LLM_DRAFTS)
     assert back["error"] is None and back["llm_calls"] >= 1 and back["answer"]
 
 
 async def test_vllm_slow_answers_within_the_timeout(settings, llm_proxy):
-    graph, _ = await _graph_through(settings, vllm_base_url=f"http://127.0.0.1:{llm_proxy.port}/v1", llm_timeout_s=2)
+    timeout_s = 2
+    graph, _ = await _graph_through(settings, vllm_base_url=f"http://127.0.0.1:{llm_proxy.port}/v1",
+                                    llm_timeout_s=timeout_s)
     await llm_proxy.set_mode("slow")
-    t0 = time.monotonic()
     row = await run_turn(graph, LLM_Q, "E1002", None, LLM_DRAFTS)
-    elapsed = time.monotonic() - t0
-    assert elapsed < 8, elapsed
+    assert row["total_ms"] < 4 * timeout_s * 1000, row["total_ms"]  # bounded by the timeout, not the slow server
     assert "did not answer in time" in row["answer"] or "not reachable" in row["answer"]
 
 
@@ -103,10 +104,10 @@ async def test_tool_errors_timeouts_and_malformed_data_are_explained(ask, faults
     assert "Milan" in row["answer"] and "could not fetch" in row["answer"]  # the rest is still given
     assert "clothing advice" in row["answer"]
     faults("salary", "timeout")
-    t0 = time.monotonic()
-    row = await ask("What was my salary in June?", user="E1009", tool_timeout_s=1.0, tool_retries=1,
+    timeout_s, retries = 1.0, 1
+    row = await ask("What was my salary in June?", user="E1009", tool_timeout_s=timeout_s, tool_retries=retries,
                     cache_enabled=False)
-    assert time.monotonic() - t0 < 6
+    assert row["total_ms"] < 3 * (1 + retries) * timeout_s * 1000  # its attempts' timeouts, not the hung backend
     assert "did not answer within" in row["answer"] and row["tools"][0]["ok"] is False
     faults("attendance", "malformed")
     row = await ask("What was my attendance in June?", user="E1009", cache_enabled=False)
