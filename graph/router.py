@@ -49,6 +49,9 @@ Embed = Callable[[list[str]], Awaitable[np.ndarray]]
 # The conjunction comes first so that ", and how many ..." leaves no "and" on the next clause.
 _CLAUSES = re.compile(r"\s*(?:[;?!.,]*\s+\b(?:and also|and then|and|also|plus|as well as|but)\b\s+"
                       r"|[;?!]+\s+|\.\s+|\s[+&]\s|,\s+)", re.IGNORECASE)
+# A long message (greeting, background, two questions, thanks) runs to five or six clauses, its context clauses read
+# with the request after them; past this many it is read whole (one embedding per clause, and more for context).
+_MAX_CLAUSES = 8
 
 
 @dataclass(frozen=True)
@@ -197,7 +200,7 @@ class Router:
         model is not sure of as the closest FAQ answer when it is as probable as a lone question's would have to be
         (`faq_candidate`).
         """
-        if len(clauses) > 4:
+        if len(clauses) > _MAX_CLAUSES:
             return None
         assert self.embed is not None, "Router.embed is set by Deps"
         vecs = await self.embed(clauses)

@@ -326,3 +326,54 @@ async def test_a_time_nobody_can_read_is_asked_back_never_answered_with_a_defaul
     assert final["route"] == "llm" and not any(c[0] == "salary" for c in deps.tools.calls)
     assert 'which month or day "the fortnight before last" means' in final["answer"]
     assert "payslip" not in final["answer"]
+
+
+class ReadAs:
+    """A router model that reads each text as it is told, (label, probability); any other text as small talk.
+    The real `Router` decides from it (thresholds 0.8, no support floor), so compound splitting is its own.
+    """
+
+    thresholds = {g: 0.8 for g in ("compound", "leave_balance", "salary", "handbook", "faq", "other")}
+    support_floor = 0.0
+    faq_fallback = 1.01
+
+    def __init__(self, readings: dict[str, tuple[str, float]]) -> None:
+        self.readings, self.texts = readings, []
+
+    async def embed(self, texts):
+        import numpy as np
+
+        self.texts += texts
+        return np.array([[len(self.texts) - len(texts) + i] for i in range(len(texts))], dtype=np.float32)
+
+    def score(self, vec):
+        from graph.router_model import Scores
+
+        label, p = self.readings.get(self.texts[int(vec[0])], ("other", 0.9))
+        return Scores({label: p, "salary" if label != "salary" else "other": 1 - p}, label, p, 1.0)
+
+
+def reading(deps, readings: dict[str, tuple[str, float]]) -> None:
+    """Route with the real Router over `ReadAs`."""
+    from graph.router import Router
+
+    model = ReadAs(readings)
+    deps.router = Router(model, model.embed)  # type: ignore[arg-type]
+
+
+LEAVE_LEFT = "how many days of annual leave do I have left"
+DECEMBER = "can store staff take time off in December"
+PEAK = "Store staff can take time off in December only before the 1st or after the 24th."
+
+
+async def test_a_long_message_with_greetings_and_background_still_answers_both_its_questions(graph_for):
+    deps = make_deps()
+    context = "Hi there. I'm a store assistant in Madrid. I'm trying to plan my holidays"
+    q = (f"Hi there, I'm a store assistant in Madrid and I'm trying to plan my holidays. Could you tell me "
+         f"{LEAVE_LEFT}, and when is payday? Thanks so much!")  # six clauses: the context travels with the request
+    reading(deps, {q: ("compound", 0.99), f"{context}. Could you tell me {LEAVE_LEFT}": ("leave_balance", 0.99),
+                   "when is payday": ("faq:payday", 0.95)})
+    final, _ = await ask(graph_for(deps), q, user="E1007")
+    assert final["router"]["path"] == "template" and final["router"]["intents"] == ["leave_balance", "faq:payday"]
+    assert "You have 7 days of annual leave left" in final["answer"]  # the FAQ part, needing no tool, streams first
+    assert "Salaries are paid on the 25th of each month." in final["answer"]
