@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from graph.replies import not_in_handbook
 from graph.safety import is_injection
-from graph.state import ToolResult
+from graph.state import Part, ToolResult
+from graph.templates import POLICY_LOOKUP, part_prefix
 from graph.tracing import annotate
 from tools.text import idf_overlaps
 
@@ -106,6 +108,28 @@ async def quote(question: str, results: list[ToolResult], embed: Any, threshold:
     """
     data = next((r["data"] for r in results if r["name"] == "kb_search" and r["ok"]), None) or {}
     return (await best_quote(question, data.get("passages", []), embed, threshold))[0]
+
+
+async def quote_parts(parts: list[Part], results: list[ToolResult], embed: Any, threshold: float) -> list[Part]:
+    """A compound request's handbook parts, each answered on its own clause's words from its own search: the
+    sentences that answer it, quoted, or else a plain "not in the handbook" that names what was asked, so that
+    neither part goes unsaid ("my leave left, and can store staff take December off?"). A part whose search
+    failed is left as it is (the partial answer names what could not be fetched); a lone look-up is
+    compose_answer's to quote.
+    """
+    if len(parts) < 2:
+        return parts
+    out: list[Part] = []
+    for i, part in enumerate(parts):
+        searches = [r for r in results if r["name"] == "kb_search"]
+        mine = [r for r in searches if r["id"].startswith(part_prefix(parts, i))] or searches  # full path: unprefixed
+        asked = (part.get("slots") or {}).get("question") or ""
+        if part.get("intent") != POLICY_LOOKUP.name or part.get("answer") or not any(r["ok"] for r in mine):
+            out.append(part)
+            continue
+        said = await quote(asked, mine, embed, threshold) or f'On "{asked}": {not_in_handbook(mine)}'
+        out.append(Part(intent=part["intent"], slots=part["slots"], answer=said))
+    return out
 
 
 async def best_quote(question: str, passages: list[dict[str, Any]], embed: Any,

@@ -194,11 +194,12 @@ class Router:
         Clauses are read left to right; a clause the model is not sure of, or reads as asking nothing
         ("other": the training data labels background statements so), is joined to the next one, so that
         context ("I'm in Madrid on Thursday. What's the forecast there?") travels with its request.
-        The shortcut holds when every segment is a sure template intent or FAQ entry; otherwise the parts
-        (free writing, someone else's data, a guess) are still reported, for the Path panel and the
-        calibration, but the LLM path answers, with the FAQ parts' answers beside it: a sure one as it is, one the
+        The shortcut holds when every segment is a sure template intent, FAQ entry or handbook question (searched
+        and quoted on its own words beside the figures: "my leave left, and can store staff take December off?");
+        otherwise the parts (free writing, someone else's data, a guess) are still reported, for the Path panel and
+        the calibration, but the LLM path answers, with the FAQ parts' answers beside it: a sure one as it is, one the
         model is not sure of as the closest FAQ answer when it is as probable as a lone question's would have to be
-        (`faq_candidate`).
+        (`faq_candidate`). Two handbook questions in one message step aside: the part keeps one clause's words.
         """
         if len(clauses) > _MAX_CLAUSES:
             return None
@@ -214,7 +215,7 @@ class Router:
             segment = f"{pending}. {clause}" if pending else clause
             s = scores[clause] if not pending else self.model.score((await self.embed([segment]))[0])
             sure = self.sure(s)
-            ok = sure and group_of(s.top) in {*INTENTS, "faq"}
+            ok = sure and group_of(s.top) in {*INTENTS, "faq", "handbook"}
             if (not sure or s.top == "other") and i < len(clauses) - 1:
                 pending = segment  # context ("I'm in Lisbon next week."), read with the next clause
                 continue
@@ -222,7 +223,7 @@ class Router:
             if s.top == "other" and intents:  # a closing "thanks a lot" asks nothing
                 continue
             if s.top in intents or group_of(s.top) in ("compound", "follow_up"):
-                all_sure = all_sure and s.top in intents and ok
+                all_sure = all_sure and s.top in intents and ok and s.top != "handbook"  # 2nd rule: unsearched
                 continue
             all_sure = all_sure and ok
             if group_of(s.top) == "faq" and (sure or self.faq_candidate(s) == s.top[4:]):
