@@ -1,5 +1,7 @@
-"""How sure the router must be: per-route thresholds chosen on the dev split, and the statistics reported
-beside them (coverage, wrong-shortcut rate with an exact binomial bound).
+"""How sure the router must be: per-route thresholds chosen on validation data (the dev split and the
+public data sets' val splits), the temperature that calibrates its confidence, and the statistics
+reported beside them (coverage, wrong-shortcut rate with an exact binomial bound, expected calibration
+error).
 """
 
 from __future__ import annotations
@@ -14,6 +16,12 @@ from graph.router_model import RouterModel
 from tools.registry import INTENTS
 
 MAX_WRONG_RATE = 0.01  # confidently wrong shortcuts allowed, at most, on the dev split
+# Within a threshold family on the validation items, wrong shortcuts allowed per shortcut taken: half the
+# target, so that the one-sided 95% bound on thousands of held-out queries stays under the target's 1.5x.
+FAMILY_WRONG_RATE = 0.004
+# On the public val splits, wrong shortcuts each family may let in beside that rate: with about ten families,
+# all of them together stay near 0.5% of the ~3,800 val queries.
+VAL_WRONG_PER_FAMILY = 2
 # The closest FAQ entry offered on the full path (framed as the closest, with where to ask) must be the
 # right entry at least this often on the dev questions the shortcut stepped aside for.
 FALLBACK_MIN_PRECISION = 0.6
@@ -28,6 +36,12 @@ class Outcome:
     top: str
     confidence: float
     support: float
+    also: tuple[str, ...] = ()  # other labels that are right too (a CLINC weather query: weather or clothing)
+
+    @property
+    def right(self) -> bool:
+        """Whether the model's label is a right one."""
+        return self.top == self.gold or self.top in self.also
 
 
 def outcomes(model: RouterModel, items: list[dict[str, Any]], vecs: np.ndarray) -> list[Outcome]:
@@ -35,7 +49,7 @@ def outcomes(model: RouterModel, items: list[dict[str, Any]], vecs: np.ndarray) 
     out = []
     for it, vec in zip(items, vecs, strict=True):
         s = model.score(vec)
-        out.append(Outcome(it["route"], s.top, s.confidence, s.support))
+        out.append(Outcome(it["route"], s.top, s.confidence, s.support, tuple(it.get("also") or ())))
     return out
 
 
@@ -61,21 +75,26 @@ def family_of(group: str) -> str:
     return "template" if group in INTENTS else group
 
 
-def choose_thresholds(results: list[Outcome], floor: float) -> dict[str, float]:
-    """Per route group, the lowest threshold at which no dev item of its family is confidently wrong.
+def choose_thresholds(results: list[Outcome], floor: float, max_rate: float = 0.0,
+                      max_wrong: int = 0) -> dict[str, float]:
+    """Per route group, the lowest threshold at which its family's items above it are wrong at most
+    `max_rate` of the time plus `max_wrong` times (both 0: not once, the rule on the dev split alone).
 
-    A family whose dev items are all wrong even at the top confidence gets 1.01: never taken.
+    The rate bounds wrong shortcuts per shortcut taken; the count bounds them where a family has few right
+    items to set a rate against (on the public val splits, out-of-domain queries the model reads as a handbook
+    question are all wrong: each family may let in a few, so that all of them together stay under the target).
+    A family whose top item is already over the budget gets 1.01: never taken.
     """
     groups = {group_of(r.top) for r in results}
     by_family: dict[str, float] = {}
     for fam in sorted({family_of(g) for g in groups}):
         mine = sorted((r for r in results if family_of(group_of(r.top)) == fam and r.support >= floor),
                       key=lambda r: -r.confidence)
-        t = 1.01
-        for r in mine:  # walk down from the most confident; stop before the first wrong one
-            if r.top != r.gold:
-                break
-            t = r.confidence
+        t, wrong = 1.01, 0
+        for taken, r in enumerate(mine, start=1):  # walk down from the most confident
+            wrong += not r.right
+            if wrong <= max_rate * taken + max_wrong and (r.right or max_wrong):
+                t = r.confidence
         by_family[fam] = round(max(t, 0.2), 4)
     return {g: by_family[family_of(g)] for g in sorted(groups)}
 
@@ -88,7 +107,7 @@ def takes_shortcut(top: str, confidence: float, support: float, thresholds: dict
 def shortcut_stats(results: list[Outcome], thresholds: dict[str, float], floor: float) -> dict[str, Any]:
     """Coverage (share of items that take a shortcut) and wrong-shortcut rate with its 95% bound."""
     taken = [r for r in results if takes_shortcut(r.top, r.confidence, r.support, thresholds, floor)]
-    wrong = sum(1 for r in taken if r.top != r.gold)
+    wrong = sum(1 for r in taken if not r.right)
     return {"items": len(results), "shortcuts": len(taken), "coverage": round(len(taken) / max(1, len(results)), 4),
             "wrong": wrong, "wrong_rate": round(wrong / max(1, len(taken)), 4),
             "wrong_rate_upper95": round(clopper_pearson_upper(wrong, len(taken)), 4)}
@@ -96,7 +115,38 @@ def shortcut_stats(results: list[Outcome], thresholds: dict[str, float], floor: 
 
 def accuracy(results: list[Outcome]) -> float:
     """Top-1 accuracy over the items."""
-    return round(sum(r.top == r.gold for r in results) / max(1, len(results)), 4)
+    return round(sum(r.right for r in results) / max(1, len(results)), 4)
+
+
+def fit_temperature(logits: np.ndarray, gold: np.ndarray) -> float:
+    """The temperature that minimizes the negative log-likelihood of the gold classes (Guo et al., 2017).
+
+    A linear head over sentence embeddings is over-sure far from its training data; dividing its logits by
+    one number fitted on validation data makes "0.9" mean right about nine times in ten, without changing
+    which label wins.
+    """
+    from scipy.optimize import minimize_scalar
+
+    def nll(t: float) -> float:
+        z = logits / t
+        z = z - z.max(axis=1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        return float(-logp[np.arange(len(gold)), gold].mean())
+
+    return round(float(minimize_scalar(nll, bounds=(0.05, 20.0), method="bounded").x), 4)
+
+
+def expected_calibration_error(confidence: list[float], right: list[bool], bins: int = 15) -> float:
+    """ECE: the gap between confidence and accuracy, averaged over equal-width confidence bins by their size."""
+    conf = np.asarray(confidence, dtype=np.float64)
+    ok = np.asarray(right, dtype=np.float64)
+    if not len(conf):
+        return 0.0
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    idx = np.clip(np.digitize(conf, edges[1:-1], right=True), 0, bins - 1)
+    gap = sum(abs(conf[idx == b].mean() - ok[idx == b].mean()) * (idx == b).sum()
+              for b in range(bins) if (idx == b).any())
+    return round(float(gap / len(conf)), 4)
 
 
 def choose_faq_fallback(model: RouterModel, items: list[dict[str, Any]], vecs: np.ndarray,

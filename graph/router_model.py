@@ -47,9 +47,13 @@ class RouterModel:
         self._label_rows = {c: np.array([i for i, lab in enumerate(self.example_labels) if lab == c], dtype=np.int64)
                             for c in self.classes}
 
+    def logits(self, vecs: np.ndarray) -> np.ndarray:
+        """Raw class scores of a batch of embeddings (n, dim) -> (n, n_classes), before the temperature."""
+        return np.asarray(vecs @ self.coef.T + self.intercept)
+
     def score(self, vec: np.ndarray) -> Scores:
-        """Probabilities of every label for one unit-normalized embedding."""
-        logits = self.coef @ vec + self.intercept
+        """Probabilities of every label for one unit-normalized embedding, at the calibrated temperature."""
+        logits = (self.coef @ vec + self.intercept) / self.temperature
         logits = logits - logits.max()
         p = np.exp(logits)
         p = p / p.sum()
@@ -58,6 +62,11 @@ class RouterModel:
         rows = self._label_rows.get(label)
         support = float((self.examples[rows] @ vec).max()) if rows is not None and len(rows) else 0.0
         return Scores({c: float(x) for c, x in zip(self.classes, p, strict=True)}, label, float(p[top]), support)
+
+    @property
+    def temperature(self) -> float:
+        """The logits' divisor fitted on validation data (1.0 for a model trained before it existed)."""
+        return float(self.meta.get("temperature") or 1.0)
 
     @property
     def thresholds(self) -> dict[str, float]:

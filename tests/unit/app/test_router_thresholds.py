@@ -23,3 +23,39 @@ def test_a_family_wrong_at_its_top_confidence_is_never_taken():
     results = [Outcome("other", "free_writing", 0.9, 0.9), Outcome("free_writing", "free_writing", 0.8, 0.9)]
     th = choose_thresholds(results, 0.0)
     assert th["free_writing"] == 1.01
+
+
+def test_a_rate_budget_lets_a_rare_wrong_item_in_only_behind_enough_right_ones():
+    from app.router_thresholds import FAMILY_WRONG_RATE
+
+    right = [Outcome("other", "other", 0.99 - i * 0.0001, 0.9) for i in range(300)]
+    results = [Outcome("salary", "other", 0.995, 0.9), *right]  # the most confident one is wrong
+    assert choose_thresholds(results, 0.0)["other"] == 1.01  # no budget: never taken
+    assert choose_thresholds(results, 0.0, FAMILY_WRONG_RATE)["other"] == round(right[-1].confidence, 4)
+
+
+def test_an_item_with_two_right_labels_is_right_with_either():
+    assert Outcome("weather", "weather_clothing", 0.9, 0.9, ("weather_clothing",)).right
+    assert not Outcome("weather", "salary", 0.9, 0.9, ("weather_clothing",)).right
+
+
+def test_temperature_scaling_tempers_an_over_sure_model_and_ece_shows_it():
+    import numpy as np
+
+    from app.router_thresholds import expected_calibration_error, fit_temperature
+
+    rng = np.random.default_rng(0)
+    gold = rng.integers(0, 3, 400)
+    logits = rng.normal(0, 1, (400, 3))
+    logits[np.arange(400), gold] += 1.0  # right about 60% of the time ...
+    logits *= 8  # ... but sure of itself
+    t = fit_temperature(logits, gold)
+    assert t > 2
+
+    def conf(z):
+        p = np.exp(z - z.max(1, keepdims=True))
+        return (p / p.sum(1, keepdims=True)).max(1)
+
+    right = list(logits.argmax(1) == gold)
+    assert expected_calibration_error(list(conf(logits / t)), right) < expected_calibration_error(list(conf(logits)),
+                                                                                                  right)
