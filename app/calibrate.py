@@ -102,9 +102,9 @@ async def evaluate(kind: str) -> dict[str, Any]:
     settings = get_settings()
     router = load_router(settings, kind, standalone=True)
     model = router.model
-    out: dict[str, Any] = {"model": {k: model.meta.get(k) for k in ("kind", "C", "support_floor", "thresholds",
-                                                                      "faq_fallback",
-                                                                      "train_examples", "train_seconds")}}
+    keep = ("kind", "C", "temperature", "support_floor", "thresholds", "faq_fallback", "train_examples",
+            "train_seconds", "public_val")
+    out: dict[str, Any] = {"model": {k: model.meta.get(k) for k in keep}}
     for split in ("dev", "test"):
         items = load_split(split)
         out[split] = report(items, await decisions(router, items))

@@ -100,6 +100,10 @@ def _calibrate(ns: argparse.Namespace) -> int:
         from app.quote_calibration import main as quotes_main
 
         return quotes_main(as_json=ns.json)
+    if ns.public:
+        from app.calibrate_public import main as public_main
+
+        return asyncio.run(public_main(as_json=ns.json, write=ns.write, per_intent=ns.sample))
     from app.calibrate import main as calibrate_main
 
     return asyncio.run(calibrate_main(as_json=ns.json, write=ns.write))
@@ -170,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the full report as JSON")
     c.add_argument("--write", action="store_true", help="keep the summary in data/calibration.json")
     c.add_argument("--quotes", action="store_true", help="the handbook quote's threshold instead of the router's")
+    c.add_argument("--public", action="store_true",
+                   help="the shipped router on the public data sets' test splits (CLINC150, BANKING77), beside "
+                        "the project's own splits")
+    c.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="with --public: only the first N test queries of every intent")
     c.set_defaults(fn=_calibrate)
 
     b = sub.add_parser("bench", help="benchmark against the plain agent")

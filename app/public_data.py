@@ -1,0 +1,148 @@
+"""Public intent data sets (CLINC150, BANKING77) read as the desk's routes, through their mapping files.
+
+The router's own splits were written by the project's authors; these were written by crowd workers for
+other assistants. They teach the router what is not a help-desk matter (banking, cars, cooking, travel,
+trivia: every intent the desk does not serve, trained as `other`) and more ways of asking what it does
+serve (a *mapped* intent, such as CLINC's `pto_balance`, is more phrasings of `leave_balance`). *Grey*
+intents, where more than one reply is fine, are neither trained on nor counted as wrong: they are
+reported with their outcomes. The mapping is data (`data/router/public/*.yaml`), with a note on each
+mapped and grey intent.
+
+Splits: `train` is learned from, `val` chooses the model and its thresholds beside the dev split, `test`
+is reported and never chooses anything. A data set published without a validation split (BANKING77)
+gets one from its train split, by a hash of the text, so it never moves.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from app.settings import ROOT
+
+PUBLIC = ROOT / "data" / "router" / "public"
+Split = Literal["train", "val", "test"]
+Kind = Literal["mapped", "grey", "ood"]
+OOD_ROUTE = "other"  # what an out-of-domain query is trained as: small talk's route, answered by what the desk covers
+
+
+@dataclass(frozen=True)
+class PublicItem:
+    """One query of a public data set, read as the desk would have to answer it."""
+
+    q: str
+    intent: str  # the data set's own label ("pto_balance", CLINC's "oos")
+    kind: Kind
+    routes: tuple[str, ...]  # mapped: the routes that are right; grey: the routes that are fine; ood: none
+    source: str  # the data set's name
+
+
+@dataclass(frozen=True)
+class PublicSet:
+    """One data set and its mapping onto the desk's routes."""
+
+    name: str
+    mapping: dict[str, Any]
+    folder: Path
+
+    @property
+    def mapped(self) -> dict[str, dict[str, Any]]:
+        """Intents that ask what one of the desk's routes answers."""
+        return dict(self.mapping.get("mapped") or {})
+
+    @property
+    def grey(self) -> dict[str, dict[str, Any]]:
+        """Intents where more than one reply is fine."""
+        return dict(self.mapping.get("grey") or {})
+
+    def item(self, q: str, intent: str) -> PublicItem:
+        """A query as the desk reads it."""
+        if intent in self.mapped:
+            return PublicItem(q, intent, "mapped", tuple(self.mapped[intent]["routes"]), self.name)
+        if intent in self.grey:
+            return PublicItem(q, intent, "grey", tuple(self.grey[intent]["fine"]), self.name)
+        return PublicItem(q, intent, "ood", (), self.name)
+
+    def split(self, split: Split) -> list[PublicItem]:
+        """Every query of one split, in the file's order."""
+        return [self.item(q, intent) for q, intent in self._rows(split)]
+
+    def _rows(self, split: Split) -> Iterator[tuple[str, str]]:
+        reader = self.mapping["reader"]
+        if reader == "clinc_json":
+            data = _json(self.folder / self.mapping["file"])
+            for part in self.mapping["splits"][split]:
+                for q, intent in data[part]:
+                    yield str(q), str(intent)
+        elif reader == "csv":
+            every = int(self.mapping.get("val_from_train") or 0)
+            source = "train" if split == "val" and every else split
+            for q, intent in _csv(self.folder / self.mapping["files"][source]):
+                held_out = bool(every) and source == "train" and _bucket(q, every) == 0
+                if split == "test" or (split == "val") == held_out:
+                    yield q, intent
+        else:
+            raise ValueError(f"{self.name}: unknown reader {reader!r}")
+
+    def train_pairs(self) -> list[tuple[str, str]]:
+        """(text, route) pairs the router learns from: mapped intents as their first route, the rest as `other`."""
+        pairs = []
+        for it in self.split("train"):
+            if it.kind == "mapped":
+                pairs.append((it.q, it.routes[0]))
+            elif it.kind == "ood":
+                pairs.append((it.q, OOD_ROUTE))
+        return pairs
+
+
+def _bucket(text: str, every: int) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % every
+
+
+@lru_cache(maxsize=8)
+def _json(path: Path) -> dict[str, list[list[str]]]:
+    return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+@lru_cache(maxsize=8)
+def _csv(path: Path) -> tuple[tuple[str, str], ...]:
+    with path.open(encoding="utf-8", newline="") as f:
+        return tuple((row["text"].strip(), row["category"].strip()) for row in csv.DictReader(f))
+
+
+def public_sets(folder: Path = PUBLIC) -> list[PublicSet]:
+    """Every data set that has a mapping file, by name."""
+    out = []
+    for path in sorted(folder.glob("*.yaml")):
+        mapping = yaml.safe_load(path.read_text(encoding="utf-8"))
+        out.append(PublicSet(mapping["name"], mapping, folder))
+    return out
+
+
+def data_files(folder: Path = PUBLIC) -> list[Path]:
+    """The files training reads (for the router's fingerprint): mappings and the data they name."""
+    files = sorted(folder.glob("*.yaml"))
+    for s in public_sets(folder):
+        names = [s.mapping["file"]] if "file" in s.mapping else list(s.mapping["files"].values())
+        files += [folder / n for n in names]
+    return files
+
+
+def sample(items: list[PublicItem], per_intent: int) -> list[PublicItem]:
+    """At most `per_intent` queries of each intent, the first ones in the file (a stable sample)."""
+    seen: dict[tuple[str, str], int] = {}
+    out = []
+    for it in items:
+        key = (it.source, it.intent)
+        if seen.get(key, 0) < per_intent:
+            seen[key] = seen.get(key, 0) + 1
+            out.append(it)
+    return out

@@ -1,0 +1,38 @@
+"""The shipped router on a sample of the public test sets: questions nobody on the project wrote.
+
+The sample is the first queries of every intent of CLINC150's and BANKING77's test splits (stable, so
+a failure is the router's, not the draw's); `python -m app calibrate --public` runs them all.
+"""
+
+import pytest
+
+from app.calibrate_public import OOD_TARGET, evaluate_public
+from app.router_train import load_router
+
+PER_INTENT = 6
+
+
+@pytest.fixture(scope="module")
+async def public():
+    return await evaluate_public(load_router(standalone=True), PER_INTENT)
+
+
+async def test_out_of_domain_questions_rarely_take_a_shortcut(public):
+    for name, r in public.items():
+        o = r["out_of_domain"]
+        assert o["items"] >= 400, name
+        assert o["wrong_rate"] <= OOD_TARGET, (name, o["worst_confusions"], o["examples"])
+
+
+async def test_in_domain_questions_take_their_own_shortcut(public):
+    i = public["CLINC150"]["in_domain"]
+    assert i["items"] == 5 * PER_INTENT
+    # The target is 90% (RECALL_TARGET); the shipped router reaches 77% on the full test split, 73% on this
+    # sample, so this is a floor against losing ground, not the target: income and payday still step aside.
+    assert i["recall"] >= 0.6, i["per_intent"]
+    assert i["wrong_shortcuts"] == 0, i["per_intent"]
+
+
+async def test_grey_intents_are_reported_not_scored(public):
+    grey = public["CLINC150"]["grey"]
+    assert "pto_request" in grey and sum(grey["pto_request"].values()) == PER_INTENT
