@@ -57,7 +57,7 @@ DATA = ROOT / "data" / "router"
 FAQ_PATH = ROOT / "data" / "faq.yaml"
 SEED = 7
 # Bump when training changes in a way that changes the model.
-RECIPE = "lr-c-grid+supcon-2ep+public-ood+temperature+rate-thresholds/7"
+RECIPE = "lr-c-grid+supcon-2ep+public-ood+temperature+rate-thresholds/8"
 C_GRID = (1.0, 4.0, 16.0, 64.0)
 SUPPORT_GRID = (0.0, 0.3, 0.4, 0.5)
 # Public train queries per intent the head learns from: measured on the frozen encoder, 30 a intent (10,853
@@ -243,6 +243,12 @@ def calibrate_temperature(model: RouterModel, items: list[dict[str, Any]], vecs:
     return fit_temperature(model.logits(vecs[rows]).astype(np.float64), gold)
 
 
+# Routes whose answer states nothing the desk knows: small talk says what the desk covers, a draft repeats the
+# request's own words. A public query read as one of them is no wrong shortcut ("text mom I'm late" gets a
+# draft), so only the dev split sets their thresholds.
+NO_SHORTCUT = {"other", "free_writing"}
+
+
 def strictest(*chosen: dict[str, float]) -> dict[str, float]:
     """Per route group, the highest of the thresholds chosen on each validation set apart: the project's dev
     split must hold on its own, not only pooled with thousands of public queries.
@@ -257,8 +263,9 @@ def choose_floor_and_thresholds(dev: list[Outcome], val: list[Outcome]) -> tuple
     """
     best: tuple[int, float, dict[str, float], dict[str, dict[str, Any]]] | None = None
     for f in SUPPORT_GRID:
+        on_val = choose_thresholds(val, f, FAMILY_WRONG_RATE, VAL_WRONG_PER_FAMILY)
         th = strictest(choose_thresholds(dev, f, FAMILY_WRONG_RATE),
-                       choose_thresholds(val, f, FAMILY_WRONG_RATE, VAL_WRONG_PER_FAMILY))
+                       {g: t for g, t in on_val.items() if g not in NO_SHORTCUT})
         stats = {"dev": shortcut_stats(dev, th, f), "val": shortcut_stats(val, th, f)}
         right = sum(s["shortcuts"] - s["wrong"] for s in stats.values())
         if stats["dev"]["wrong_rate"] <= MAX_WRONG_RATE and (best is None or right > best[0]):

@@ -124,8 +124,11 @@ async def test_a_writing_request_the_router_is_not_sure_of_still_gets_its_draft(
     assert row["router"]["label"] == "free_writing"  # its top label, sure or not
     assert row["answered_by"] == "draft" and row["llm_calls"] == 0
     assert "I would like to let you know that I will be late tomorrow." in row["answer"]
-    poem = await ask("write a poem about the warehouse", user="E1004")  # not a workplace text: nothing made up,
-    assert poem["llm_calls"] == 0 and poem["answer"].startswith("I can set out a draft from a request")
+    poem = await ask("write a poem about the warehouse", user="E1004")  # not a workplace text: nothing made up.
+    # Sure of it, the draft says what it can set out; not sure (the router trained on public data is more often),
+    # the full path finds nothing to quote and says so, with where to ask: no poem either way.
+    assert poem["llm_calls"] <= 1  # at most a plan, never a written text
+    assert poem["answer"].startswith(("I can set out a draft from a request", "I couldn't find a clear answer"))
 
 
 async def test_writing_request_is_answered_by_the_llm_streaming_when_it_drafts(ask):
