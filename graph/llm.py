@@ -22,7 +22,8 @@ from graph.llm_gate import LLMGate, LLMUnavailable
 from graph.prompts import plan_schema
 from graph.safety import strip_instructions
 from graph.state import ToolCall, ToolResult
-from tools.registry import TOOLS
+from tools.args import QUERY_MAX_CHARS
+from tools.registry import QUESTION, TOOLS, USER, depends_on
 
 log = logging.getLogger(__name__)
 REPEAT_NGRAM = 6
@@ -35,17 +36,18 @@ PLAN_NAMES_REGEX = rf"none|(?:{_NAMES})(?:, (?:{_NAMES})){{0,2}}"
 
 
 def _slot_args(tool: str, slots: dict[str, Any], user: str, question: str) -> dict[str, Any]:
-    """Arguments slot filling can supply for a tool (the ones the model gets wrong)."""
-    by_tool: dict[str, dict[str, Any]] = {
-        "attendance": {"employee": user, "month": slots.get("month")},
-        "salary": {"employee": user, "month": slots.get("month")},
-        "leave_balance": {"employee": user},
-        "leave_policy": {"leave_type": slots.get("leave_type")},
-        "weather": {"city": slots.get("city"), "date": slots.get("date")},
-        "clothing_advice": {"temperature": "@weather.temperature_c", "condition": "@weather.condition"},
-        "kb_search": {"query": question[:500]},
-    }
-    return by_tool.get(tool, {})
+    """Arguments slot filling can supply for a tool (the ones the model gets wrong): its `slot_args`, filled."""
+    filled: dict[str, Any] = {}
+    for arg, ref in TOOLS[tool].slot_args.items():
+        if ref == USER:
+            filled[arg] = user
+        elif ref == QUESTION:
+            filled[arg] = question[:QUERY_MAX_CHARS]
+        elif ref.startswith("$"):
+            filled[arg] = slots.get(ref[1:])
+        else:  # "@call.field": filled from another call's result when it arrives
+            filled[arg] = ref
+    return filled
 
 
 def repair_plan(raw_calls: list[dict[str, Any]], slots: dict[str, Any], user: str, question: str) -> list[ToolCall]:
@@ -55,15 +57,15 @@ def repair_plan(raw_calls: list[dict[str, Any]], slots: dict[str, Any], user: st
         name = call.get("tool") if isinstance(call, dict) else None
         if name in TOOLS and name not in names:
             names.append(name)
-    if "clothing_advice" in names and "weather" not in names:
-        names.insert(0, "weather")
+    for name in list(names):  # a tool that reads another's result ("@weather.condition") brings it first
+        names[:0] = [dep for dep in depends_on(TOOLS[name].slot_args) if dep in TOOLS and dep not in names]
     plan: list[ToolCall] = []
     for name in names:
         model_args = next((c.get("args") or {} for c in raw_calls if isinstance(c, dict) and c.get("tool") == name), {})
         args = {**(model_args if isinstance(model_args, dict) else {}),
                 **{k: v for k, v in _slot_args(name, slots, user, question).items() if v is not None}}
         args = {k: v for k, v in args.items() if k in TOOLS[name].args.model_fields}
-        deps = sorted({v[1:].split(".")[0] for v in args.values() if isinstance(v, str) and v.startswith("@")})
+        deps = depends_on({k: v for k, v in args.items() if isinstance(v, str)})
         plan.append(ToolCall(id=name, name=name, args=args, depends_on=deps))
     return plan
 

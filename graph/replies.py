@@ -9,12 +9,32 @@ from typing import Any
 
 from tools.domain import ASK_HR, ASK_IT, EMPLOYEE_ID
 from tools.faq import FaqEntry
+from tools.registry import INTENTS, is_personal
 
-# Said to small talk ("hi", "thanks!", "what can you do?") and to what is not a help-desk matter alike, so it
-# reads as an answer to both: what the desk covers, and where to ask about anything else.
-OUT_OF_SCOPE = ("I'm Brightmart's help desk. I answer questions about your own pay, attendance, leave and employee "
-                "record, company policies and the handbook, and the weather (and what to wear) for your trips, and I "
-                f"can set out a draft of a work message. For anything else about work, ask {ASK_HR} or {ASK_IT}.")
+
+def _and(words: list[str]) -> str:
+    return f"{', '.join(words[:-1])} and {words[-1]}" if len(words) > 1 else "".join(words)
+
+
+def desk_covers() -> str:
+    """What the desk answers about, from each intent's phrase: "your own pay, attendance, leave and employee record,
+    company policies and the handbook, and the weather (and what to wear) for your trips".
+    """
+    own = [s.covers for s in INTENTS.values() if is_personal(s.name)]
+    shared = [s.covers for s in INTENTS.values() if not is_personal(s.name)]
+    phrases = list(dict.fromkeys([*([f"your own {_and(own)}"] if own else []), *shared]))
+    return f"{', '.join(phrases[:-1])}, and {phrases[-1]}" if len(phrases) > 1 else phrases[0]
+
+
+def out_of_scope() -> str:
+    """Said to small talk ("hi", "thanks!", "what can you do?") and to what is not a help-desk matter alike, so it
+    reads as an answer to both: what the desk covers, and where to ask about anything else.
+    """
+    return (f"I'm Brightmart's help desk. I answer questions about {desk_covers()}, and I can set out a draft of a "
+            f"work message. For anything else about work, ask {ASK_HR} or {ASK_IT}.")
+
+
+OUT_OF_SCOPE = out_of_scope()  # as the shipped intents make it; graph/nodes.py asks out_of_scope() for registered ones
 
 
 def unknown_employee(user: str) -> str:

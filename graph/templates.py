@@ -5,19 +5,17 @@ the tool results, so they are exactly the backend's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 from graph.state import Part, ToolCall, ToolResult
 from graph.summaries import SUMMARIES, day_label, eur, month_name, not_out_note, span_note
 from tools.domain import ASK_HR, CONTACT_PATTERNS, latest_payslip_month
-from tools.registry import INTENTS, TOOLS, IntentSpec
+from tools.registry import INTENTS, TOOLS, IntentSpec, Renderer
 
 # How tools/client.py words what the backend answered with a refusal ("no payslip for ... yet"): trying again
 # shortly would not change it.
 _ANSWERED = " service said: "
-Renderer = Callable[[dict[str, Any], dict[str, dict[str, Any]]], str]
 # The handbook look-up: its passages are quoted by compose_answer (graph/extract.py), not rendered here.
 POLICY_LOOKUP = IntentSpec("policy_lookup", (("kb_search", "kb_search", {"query": "$question"}),), ("question",))
 
@@ -89,12 +87,15 @@ def render_weather_clothing(slots: dict[str, Any], r: dict[str, dict[str, Any]])
     return f"{_weather_sentence(r['weather'])} {r['clothing_advice']['advice']}"
 
 
-# Each known intent's answer (tools/registry.py:INTENTS says which calls feed it).
-RENDERERS: dict[str, Renderer] = {
-    "salary": render_salary, "attendance": render_attendance, "leave_balance": render_leave_balance,
-    "my_details": render_my_details, "leave_policy": render_leave_policy, "weather": render_weather,
-    "weather_clothing": render_weather_clothing,
-}
+# The known intents' answers, by the key each intent's entry names (tools/registry.py:INTENTS, with its calls).
+RENDERERS: dict[str, Renderer] = {f.__name__: f for f in (
+    render_salary, render_attendance, render_leave_balance, render_my_details, render_leave_policy, render_weather,
+    render_weather_clothing)}
+
+
+def renderer_of(spec: IntentSpec) -> Renderer | None:
+    """The function that writes an intent's answer: the one its entry carries, or the one it names."""
+    return spec.renderer if callable(spec.renderer) else RENDERERS.get(spec.renderer)
 
 
 def spec_of(intent: str | None) -> IntentSpec | None:
@@ -145,7 +146,8 @@ def instantiate(intent: str, slots: dict[str, Any], user: str, prefix: str = "")
 
 def render(intent: str | None, slots: dict[str, Any], results: list[ToolResult], prefix: str = "") -> str | None:
     """The templated answer, or None when the intent has no renderer or a needed result is missing."""
-    tpl, renderer = INTENTS.get(intent or ""), RENDERERS.get(intent or "")
+    tpl = INTENTS.get(intent or "")
+    renderer = renderer_of(tpl) if tpl else None
     if tpl is None or renderer is None:
         return None
     mine = [r for r in results if r["ok"] and r["data"] is not None and r["id"].startswith(prefix)]
@@ -294,8 +296,8 @@ def parts_from_results(slots: dict[str, Any], results: list[ToolResult]) -> list
     parts: list[Part] = []
     for intent, tpl in INTENTS.items():
         tools = set(tpl.tools)
-        if intent in RENDERERS and tools <= names and not any(tools < set(o.tools) <= names
-                                                              for o in INTENTS.values() if o is not tpl):
+        if renderer_of(tpl) and tools <= names and not any(tools < set(o.tools) <= names
+                                                           for o in INTENTS.values() if o is not tpl):
             parts.append(Part(intent=intent, slots=slots))
     return parts
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -60,8 +61,32 @@ class FakeCache:
         self.store[cache_key(spec, args, user) + json.dumps(args, sort_keys=True)] = result
 
 
+def _emp(args: dict[str, Any]) -> int:
+    return int(args.get("employee", "E1000")[1:]) if "employee" in args else 0
+
+
+# Each tool's fake answer (per-employee figures); tests/unit/test_consistency.py checks every registered tool has
+# one that carries the fields its entry requires.
+FAKES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "salary": lambda a: {"base": _emp(a), "overtime_pay": 10.0, "bonus": 0.0, "gross": _emp(a) + 10.0, "tax": 1.0,
+                         "pension": 2.0, "net": _emp(a) + 7.0, "currency": "EUR"},
+    "attendance": lambda a: {"working_days": 21, "present_days": 20, "absent_days": 1, "late_arrivals": _emp(a) % 5,
+                             "overtime_hours": 2.0},
+    "leave_balance": lambda a: {"annual_entitled": 25, "annual_taken": 3, "annual_pending": 1, "carried_over": 2,
+                                "annual_remaining": _emp(a) - 1000, "sick_used": 1, "sick_remaining": 11},
+    "employee_details": lambda a: {"id": a.get("employee"), "name": f"Person {a.get('employee')}", "role": "Analyst",
+                                   "department": "IT", "city": "Berlin"},
+    "leave_policy": lambda a: {"leave_type": a.get("leave_type"), "entitlement": "5 days", "pay": "full pay",
+                               "notice": "ask", "notes": ""},
+    "weather": lambda a: {"city": a.get("city"), "date": a.get("date"), "temperature_c": 4, "condition": "rain",
+                          "wind_kmh": 10},
+    "clothing_advice": lambda a: {"advice": f"Wear a coat ({a.get('temperature')} C)."},
+    "kb_search": lambda a: {"passages": [{"title": "Doc", "text": "Nothing relevant here at all.", "score": 0.2}]},
+}
+
+
 class FakeTools:
-    """Tool backend with per-tool latency and per-employee figures."""
+    """Tool backend with per-tool latency and per-employee figures (`FAKES`)."""
 
     def __init__(self, latency: dict[str, float] | None = None) -> None:
         self.latency = latency or {}
@@ -77,21 +102,7 @@ class FakeTools:
             await asyncio.sleep(self.latency.get(tool, 0.0))
         finally:
             self.in_flight -= 1
-        emp = int(args.get("employee", "E1000")[1:]) if "employee" in args else 0
-        return {
-            "salary": {"base": emp, "overtime_pay": 10.0, "bonus": 0.0, "gross": emp + 10.0, "tax": 1.0,
-                       "pension": 2.0, "net": emp + 7.0, "currency": "EUR"},
-            "attendance": {"working_days": 21, "present_days": 20, "absent_days": 1, "late_arrivals": emp % 5,
-                           "overtime_hours": 2.0},
-            "leave_balance": {"annual_entitled": 25, "annual_taken": 3, "annual_pending": 1, "carried_over": 2,
-                              "annual_remaining": emp - 1000, "sick_used": 1, "sick_remaining": 11},
-            "leave_policy": {"leave_type": args.get("leave_type"), "entitlement": "5 days", "pay": "full pay",
-                             "notice": "ask", "notes": ""},
-            "weather": {"city": args.get("city"), "date": args.get("date"), "temperature_c": 4,
-                        "condition": "rain", "wind_kmh": 10},
-            "clothing_advice": {"advice": f"Wear a coat ({args.get('temperature')} C)."},
-            "kb_search": {"passages": [{"title": "Doc", "text": "Nothing relevant here at all.", "score": 0.2}]},
-        }[tool]
+        return FAKES[tool](args)
 
     async def get_employee(self, user: str):
         return {"id": user, "name": f"Person {user}", "city": "Berlin", "department": "IT"}

@@ -1,5 +1,5 @@
 from tools.cache import cache_key, exact_args, scope_of
-from tools.registry import TOOLS
+from tools.registry import TOOLS, USER
 
 
 def test_personal_results_are_scoped_to_the_caller():
@@ -29,7 +29,8 @@ def test_free_text_argument_is_left_to_similarity():
     assert cache_key(kb, {"query": "hotel limit"}, "u") == cache_key(kb, {"query": "something else"}, "u")
 
 
-def test_every_tool_has_a_lifetime_and_personal_tools_are_the_hr_ones():
+def test_every_tool_has_a_lifetime_and_personal_tools_are_those_called_with_the_callers_id():
     assert all(spec.ttl_s > 0 for spec in TOOLS.values())
-    assert {n for n, s in TOOLS.items() if s.personal} == {"salary", "attendance", "leave_balance", "employee_details"}
+    assert {n for n, s in TOOLS.items() if s.personal} == {n for n, s in TOOLS.items() if USER in s.slot_args.values()}
+    assert {n for n, s in TOOLS.items() if s.personal} >= {"salary", "leave_balance"}
     assert TOOLS["weather"].ttl_s < TOOLS["leave_policy"].ttl_s

@@ -1,5 +1,7 @@
-"""Adding a tool is one table entry (tools/registry.py), its route examples and its renderer: a toy
-canteen-menu tool is routed, called through the real HTTP client, cached and rendered, no other code changed."""
+"""Adding a tool and an intent is one entry each (tools/registry.py) plus data: a toy canteen-menu tool is routed
+from the utterances its entry names, called through the real HTTP client, cached, rendered by the function its
+entry carries, planned by the LLM path with the slot arguments its entry names, and named in what the desk says it
+covers; the consistency check finds nothing missing. No other code changed."""
 
 from __future__ import annotations
 
@@ -8,10 +10,12 @@ import pytest
 from pydantic import BaseModel, Field
 
 from app.router_train import build
-from graph import templates
+from graph.llm import repair_plan
+from graph.replies import out_of_scope
 from graph.router import Router, group_of
-from tests.unit.conftest import ROUTES, make_deps
+from tests.unit.conftest import FAKES, ROUTES, make_deps
 from tests.unit.graph.test_graph import ask
+from tests.unit.test_consistency import backend_routes, gaps, utterances
 from tools import registry
 from tools.client import ToolClient
 from tools.domain import DATE_PATTERN
@@ -23,22 +27,27 @@ class CanteenArgs(BaseModel):
     date: str = Field(pattern=DATE_PATTERN)
 
 
-CANTEEN = registry.ToolSpec("canteen_menu", "The staff canteen's menu on a day.", CanteenArgs, "/canteen",
-                            frozenset({"dishes"}), ttl_s=3600)
-INTENT = registry.IntentSpec("canteen_menu", (("menu", "canteen_menu", {"date": "$date"}),), ("date",))
-EXAMPLES = [("What is the canteen serving tomorrow?", "canteen_menu"), ("canteen menu today", "canteen_menu"),
-            ("what's for lunch in the canteen on Friday", "canteen_menu")]
-
-
 def render_menu(slots, r):
     return f"On {slots['date']} the canteen serves {', '.join(r['menu']['dishes'])}."
 
 
+def menu(args):  # the backend's answer, and the fake's
+    return {"date": args.get("date"), "dishes": ["lentil soup", "risotto"]}
+
+
+# The two entries.
+CANTEEN = registry.ToolSpec("canteen_menu", "The staff canteen's menu on a day.", CanteenArgs, "/canteen",
+                            frozenset({"dishes"}), ttl_s=3600, slot_args={"date": "$date"})
+INTENT = registry.IntentSpec("canteen_menu", (("menu", "canteen_menu", {"date": "$date"}),), ("date",),
+                             description="what the staff canteen serves on a day",
+                             utterances="tests/unit/tools/canteen_menu.yaml", renderer=render_menu,
+                             covers="the canteen's menu")
+
+
 @pytest.fixture
 def toy(monkeypatch):
-    monkeypatch.setitem(registry.TOOLS, CANTEEN.name, CANTEEN)
+    monkeypatch.setitem(registry.TOOLS, CANTEEN.name, CANTEEN)  # registry.register(CANTEEN, INTENT), undone after
     monkeypatch.setitem(registry.INTENTS, INTENT.name, INTENT)
-    monkeypatch.setitem(templates.RENDERERS, INTENT.name, render_menu)
     requests: list[httpx.Request] = []
 
     def backend(request: httpx.Request) -> httpx.Response:
@@ -46,13 +55,13 @@ def toy(monkeypatch):
             return httpx.Response(200, json={"id": "E1001", "name": "Ann", "city": "Berlin", "department": "IT"})
         requests.append(request)
         assert request.url.path == "/canteen"
-        return httpx.Response(200, json={"date": request.url.params["date"], "dishes": ["lentil soup", "risotto"]})
+        return httpx.Response(200, json=menu(dict(request.url.params)))
 
     deps = make_deps()
     client = ToolClient("http://backend.test")
     client._http = httpx.AsyncClient(base_url="http://backend.test", transport=httpx.MockTransport(backend))
     deps.tools = client
-    routes = ROUTES + EXAMPLES
+    routes = ROUTES + [(q, INTENT.name) for q in utterances(INTENT)]
     vecs = deps.embedder.embed([q for q, _ in routes])
     labels = [lab for _, lab in routes]
     deps.router = Router(build(vecs, labels, 100.0, {"thresholds": {group_of(lab): 0.5 for lab in labels},
@@ -81,3 +90,17 @@ def test_the_llm_planner_may_choose_the_toy_tool(toy):
 
     variants = plan_schema()["properties"]["calls"]["items"]["anyOf"]
     assert any(v["properties"]["tool"] == {"const": "canteen_menu"} for v in variants)
+
+
+def test_the_llm_path_fills_the_toy_tools_arguments_from_slots(toy):
+    plan = repair_plan([{"tool": "canteen_menu"}], {"date": "2026-11-30"}, "E1001", "what's on the menu tomorrow?")
+    assert plan == [{"id": "canteen_menu", "name": "canteen_menu", "args": {"date": "2026-11-30"}, "depends_on": []}]
+
+
+def test_the_desk_says_it_covers_the_toy_intent(toy):
+    assert "the weather (and what to wear) for your trips, and the canteen's menu, and I can" in out_of_scope()
+
+
+def test_the_toy_entries_and_their_data_are_all_the_check_asks_for(toy):
+    assert gaps({**FAKES, "canteen_menu": menu}, backend_routes() | {"/canteen"}) == []
+    assert gaps() == ["canteen_menu: no fake", "canteen_menu: the backend serves no /canteen"]
