@@ -17,6 +17,7 @@ import gradio as gr
 from app.ask import new_thread_id, run_turn
 from app.settings import get_settings
 from app.shared import HOLDER, http_client, rate_limit, request_context
+from graph.replies import desk_covers
 
 log = logging.getLogger(__name__)
 _DONE = object()
@@ -129,7 +130,7 @@ async def whoami(request: gr.Request) -> str:
 def build_ui() -> gr.Blocks:
     """The chat page."""
     with gr.Blocks(title="Brightmart help desk") as demo:
-        gr.Markdown("## Brightmart help desk\nAsk about policies, your pay, attendance and leave, or the weather.")
+        gr.Markdown(f"## Brightmart help desk\nAsk about {desk_covers()}.")
         with gr.Row():
             signed_in = gr.Markdown(elem_id="signed-in")
             new = gr.Button("New conversation", scale=0)

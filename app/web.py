@@ -25,6 +25,7 @@ from app.auth import SESSION_COOKIE, AuthError
 from app.observability import metrics_text, setup_otel
 from app.settings import get_settings
 from app.shared import READY, http_client, login_limit, verifier, warm
+from graph.replies import desk_covers
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +34,7 @@ _LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <style>body{{font-family:system-ui,sans-serif;max-width:24rem;margin:4rem auto;padding:0 1rem}}
 label{{display:block;margin-top:1rem}}input{{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}}
 button{{margin-top:1.5rem;padding:.6rem 1.2rem;font-size:1rem}}.error{{color:#b00020}}</style></head>
-<body><h2>Brightmart help desk</h2><p>Sign in with your employee id to ask about your pay, attendance,
-leave and company policies.</p>{error}
+<body><h2>Brightmart help desk</h2><p>Sign in with your employee id to ask about {covers}.</p>{error}
 <form method="post" action="login"><label>Employee id <input name="user" id="user" autocomplete="username"
  required maxlength="64" placeholder="E1001"></label>
 <label>Password <input name="password" id="password" type="password" autocomplete="current-password" required
@@ -44,7 +44,7 @@ leave and company policies.</p>{error}
 def login_page(error: str = "", status: int = 200) -> HTMLResponse:
     """The sign-in form, with a one-line error when the last attempt failed."""
     note = f'<p class="error" id="error">{html.escape(error)}</p>' if error else ""
-    return HTMLResponse(_LOGIN_PAGE.format(error=note), status_code=status,
+    return HTMLResponse(_LOGIN_PAGE.format(error=note, covers=html.escape(desk_covers())), status_code=status,
                         headers={"Cache-Control": "no-store"})
 
 
