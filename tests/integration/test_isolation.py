@@ -9,9 +9,10 @@ async def test_interleaved_employees_only_ever_see_their_own_figures(ask, backen
     nets = {e: backend.get("/salary", params={"employee": e, "month": "2026-09"}).json()["net"] for e in EMPLOYEES}
     left = {e: backend.get("/leave/balance", params={"employee": e}).json()["annual_remaining"] for e in EMPLOYEES}
     assert len(set(nets.values())) == len(EMPLOYEES)  # distinct figures, so a leak would show
-    jobs = [ask(q, user=e) for _ in range(2) for e in EMPLOYEES
-            for q in ("What was my salary in September 2026?", "How many leave days do I have left?")]
-    rows = await asyncio.gather(*jobs)
+    questions = ("What was my salary in September 2026?", "How many leave days do I have left?")
+    rows = []
+    for _ in range(2):  # two rounds, each interleaving every employee; the second one after the first
+        rows += await asyncio.gather(*[ask(q, user=e) for e in EMPLOYEES for q in questions])
     for row in rows:
         me = row["user"]
         if "salary" in row["q"]:
