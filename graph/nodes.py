@@ -18,11 +18,11 @@ from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
-from graph.replies import OUT_OF_SCOPE, closest_faq, faq_reply, not_in_handbook, refusal, unknown_employee
+from graph.replies import closest_faq, faq_reply, not_in_handbook, out_of_scope, refusal, unknown_employee
 from graph.slots import clause_slots, fill_slots, refers_back, settle_leave_type
 from graph.state import RESET, Part, State
 from graph.tracing import annotate
-from tools.registry import INTENTS
+from tools.registry import INTENTS, carried_slots
 
 
 class Nodes:
@@ -103,7 +103,8 @@ class Nodes:
         if (route := drafts.route_of(d.path, d.label, question, ctx.templates_enabled and not ctx.llm_drafts)):
             return {**update, "route": route, "intent": "free_writing", "parts": []}
         parts = [Part(intent=i, slots={}, answer=faq_reply(self.deps.faq[i[4:]], sure=d.faq_parts[i] == "sure"))
-                 if i in d.faq_parts else Part(intent=i, slots=slots) for i in d.intents]
+                 if i in d.faq_parts else self._part(i, d.clauses[n], slots, profile, ctx) if i == "handbook"
+                 else Part(intent=i, slots=slots) for n, i in enumerate(d.intents)]
         return {**update, **self._label("llm", parts), "parts": parts}
 
     @timed
@@ -113,9 +114,14 @@ class Nodes:
         return {"messages": [AIMessage(state["answer"])]}
 
     def _part(self, intent: str, clause: str, slots: dict[str, Any], profile: dict[str, Any], ctx: Context) -> Part:
-        """One part of a request: its FAQ answer, or its intent with slots read from its own clause first."""
+        """One part of a request: its FAQ answer, its handbook look-up (searched on the clause's own words), or its
+        intent with slots read from its own clause first.
+        """
         if intent.startswith("faq:") and intent[4:] in self.deps.faq:
             return Part(intent=intent, slots={}, answer=self.deps.faq[intent[4:]].answer)
+        if intent == "handbook":  # searched on its own words: the whole message would find the other parts' rules
+            asked = clause[:500] or slots["question"]
+            return Part(intent=templates.POLICY_LOOKUP.name, slots={**slots, "question": asked})
         own = clause_slots(clause, slots, today_of(ctx), profile) if clause else slots
         return templates.settle_months(Part(intent=intent, slots=own), today_of(ctx))
 
@@ -225,7 +231,9 @@ class Nodes:
         if error := state.get("error"):
             return self._said(state, error, "error")
         if state["route"] == "template" or ctx.templates_enabled:
-            parts = state.get("parts") or []
+            # A compound request's handbook parts: quoted (or "not in the handbook") beside the other parts' answers.
+            parts = await extract.quote_parts(state.get("parts") or [], results, self.deps.embed_many,
+                                              ctx.kb_answer_threshold)
             streamed = state.get("streamed_parts") or []
             candidate = (state.get("router") or {}).get("faq_candidate")  # likely, not sure: offered as such
             offer = closest_faq(self.deps.faq[candidate]) if ctx.faq_fallback_enabled and candidate in self.deps.faq \
@@ -246,7 +254,7 @@ class Nodes:
                 if not small_talk and (quote := await extract.quote(state["question"], results, self.deps.embed_many,
                                                                     ctx.kb_answer_threshold)):
                     return self._said(state, quote, "handbook_quote")
-                return self._said(state, OUT_OF_SCOPE if small_talk else not_in_handbook(results), "not_in_handbook")
+                return self._said(state, out_of_scope() if small_talk else not_in_handbook(results), "not_in_handbook")
         return {"answered_by": "llm"}
 
     @timed
@@ -293,7 +301,7 @@ class Nodes:
         if intents and state["route"] in ("template", "llm"):
             update["last_intents"] = intents
             said = parts[0]["slots"] if len(parts) == 1 else state["slots"]  # a settled month is the one answered
-            update["last_slots"] = {k: v for k, v in said.items() if k in ("month", "date", "city", "leave_type")}
+            update["last_slots"] = {k: v for k, v in said.items() if k in carried_slots()}
             if thread := thread_of():  # learn what followed what, and prefetch the likely next request
                 NextTurn(self.deps).launch(thread, state["user"], state.get("last_intents") or [], intents, said,
                                            current_context())

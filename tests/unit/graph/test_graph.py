@@ -366,6 +366,86 @@ DECEMBER = "can store staff take time off in December"
 PEAK = "Store staff can take time off in December only before the 1st or after the 24th."
 
 
+def handbook_says(deps, text: str = PEAK, fail: bool = False) -> list[str]:
+    """kb_search answers with one handbook page (or fails); returns the queries it was asked."""
+    from tools.client import ToolError
+
+    queries: list[str] = []
+    real = deps.tools.call
+
+    async def call(tool, args):
+        if tool != "kb_search":
+            return await real(tool, args)
+        queries.append(args["query"])
+        if fail:
+            raise ToolError("the kb_search service is down")
+        return {"passages": [{"title": "Annual leave", "text": text, "score": 0.8}]}
+
+    deps.tools.call = call
+    return queries
+
+
+async def test_a_sure_handbook_part_is_quoted_beside_the_callers_figures(graph_for):
+    deps = make_deps()
+    reading(deps, {f"{LEAVE_LEFT}, and {DECEMBER}?": ("compound", 0.99), LEAVE_LEFT: ("leave_balance", 0.99),
+                   DECEMBER: ("handbook", 0.95)})
+    queries = handbook_says(deps)
+    final, deltas = await ask(graph_for(deps), f"{LEAVE_LEFT}, and {DECEMBER}?", user="E1007")
+    assert final["router"]["path"] == "template" and final["router"]["intents"] == ["leave_balance", "handbook"]
+    assert final["llm_calls"] == 0 and final["answered_by"] == "template", final["answer"]
+    assert final["answer"].startswith("You have 7 days of annual leave left")
+    assert final["answer"].endswith(f'{PEAK} (from "Annual leave")')
+    assert queries == [DECEMBER]  # its own words: the whole message would look up the leave balance too
+    assert "".join(deltas) == final["answer"]
+
+
+async def test_a_handbook_part_the_handbook_does_not_answer_says_so_beside_the_figures(graph_for):
+    deps = make_deps()
+    reading(deps, {f"{LEAVE_LEFT}, and {DECEMBER}?": ("compound", 0.99), LEAVE_LEFT: ("leave_balance", 0.99),
+                   DECEMBER: ("handbook", 0.95)})
+    handbook_says(deps, "Uniforms are washed weekly by the store team.")
+    final, _ = await ask(graph_for(deps), f"{LEAVE_LEFT}, and {DECEMBER}?", user="E1007")
+    assert final["answer"].startswith("You have 7 days of annual leave left")
+    assert f'On "{DECEMBER}": I couldn\'t find a clear answer to that in the Brightmart handbook' in final["answer"]
+    assert "Uniforms" not in final["answer"] and "MyHR" in final["answer"]
+
+
+async def test_a_failed_handbook_search_in_a_compound_is_named_not_passed_over(graph_for):
+    deps = make_deps()
+    reading(deps, {f"{LEAVE_LEFT}, and {DECEMBER}?": ("compound", 0.99), LEAVE_LEFT: ("leave_balance", 0.99),
+                   DECEMBER: ("handbook", 0.95)})
+    handbook_says(deps, fail=True)
+    final, _ = await ask(graph_for(deps), f"{LEAVE_LEFT}, and {DECEMBER}?", user="E1007")
+    assert final["answered_by"] == "partial" and final["answer"].startswith("You have 7 days of annual leave left")
+    assert "I could not fetch everything (kb search: the kb_search service is down)" in final["answer"]
+    assert "couldn't find a clear answer" not in final["answer"]  # the search never ran: that is not "not there"
+
+
+async def test_a_handbook_part_the_router_is_not_sure_of_takes_the_full_path_and_both_parts_are_answered(graph_for):
+    deps = make_deps(llm_replies=[json.dumps({"calls": []})])  # the small model plans nothing useful
+    q = "my payslip for October plus the rule on overtime approval"
+    reading(deps, {q: ("compound", 0.99), "my payslip for October": ("salary", 0.99),
+                   "the rule on overtime approval": ("handbook", 0.6)})
+    rule = "Overtime must be approved by your line manager before you work it."
+    queries = handbook_says(deps, f"## Overtime approval\n{rule}")
+    final, _ = await ask(graph_for(deps), q, user="E1007")
+    assert final["router"]["path"] == "llm" and final["router"]["reason"] == "a part is not sure"
+    assert final["answer"].startswith("Your payslip for October 2026") and "EUR 1,014.00" in final["answer"]
+    assert f'Overtime approval: {rule} (from "Annual leave")' in final["answer"], final["answer"]
+    assert queries == ["the rule on overtime approval"]
+
+
+async def test_two_handbook_questions_beside_a_figure_step_aside_from_the_shortcut(graph_for):
+    deps = make_deps(llm_replies=[json.dumps({"calls": []})])
+    q = "my leave balance, the rule on overtime approval and the dress code for stores"
+    reading(deps, {q: ("compound", 0.99), "my leave balance": ("leave_balance", 0.99),
+                   "the rule on overtime approval": ("handbook", 0.95),
+                   "the dress code for stores": ("handbook", 0.95)})
+    handbook_says(deps)
+    final, _ = await ask(graph_for(deps), q, user="E1007")
+    assert final["router"]["path"] == "llm" and final["router"]["intents"] == ["leave_balance", "handbook"]
+
+
 async def test_a_long_message_with_greetings_and_background_still_answers_both_its_questions(graph_for):
     deps = make_deps()
     context = "Hi there. I'm a store assistant in Madrid. I'm trying to plan my holidays"
