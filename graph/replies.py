@@ -34,9 +34,6 @@ def out_of_scope() -> str:
             f"work message. For anything else about work, ask {ASK_HR} or {ASK_IT}.")
 
 
-OUT_OF_SCOPE = out_of_scope()  # as the shipped intents make it; graph/nodes.py asks out_of_scope() for registered ones
-
-
 def unknown_employee(user: str) -> str:
     """The caller's id is not one the backend knows (a signed-in session always has a known one)."""
     return f"I don't know the employee id {user[:12]!r}; please sign in with your own id (E1001 to E1020 in the demo)."
