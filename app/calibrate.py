@@ -12,7 +12,8 @@ nearest-example check, compound splitting, the language check), as the graph mak
 - confident routes: every decision that was not "not sure" (free writing and small talk included),
   and how many of those were wrong.
 
-Both candidate models are reported; thresholds come from the dev split (`app/router_train.py`).
+Both candidate models are reported; thresholds come from the dev split and the public val splits
+(`app/router_train.py`); `--public` reports the public test splits (`app/calibrate_public.py`).
 """
 
 from __future__ import annotations
@@ -97,10 +98,9 @@ def closest_faq_stats(items: list[dict[str, Any]], decided: list[Decision]) -> d
     return {"offered": len(offers), "right": right, "precision": round(right / len(offers), 4) if offers else None}
 
 
-async def evaluate(kind: str) -> dict[str, Any]:
-    """One candidate model on the dev and test splits."""
-    settings = get_settings()
-    router = load_router(settings, kind, standalone=True)
+async def evaluate(kind: str, router: Router | None = None) -> dict[str, Any]:
+    """One candidate model on the dev and test splits (`router`: that candidate, when already loaded)."""
+    router = router or load_router(get_settings(), kind, standalone=True)
     model = router.model
     keep = ("kind", "C", "temperature", "support_floor", "thresholds", "faq_fallback", "train_examples",
             "train_seconds", "public_val")

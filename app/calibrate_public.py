@@ -124,8 +124,9 @@ async def main(as_json: bool = False, write: bool = False, per_intent: int | Non
     from app.settings import ROOT
 
     kind = choose_model()
-    own = await evaluate(kind)
-    public = await evaluate_public(load_router(kind=kind, standalone=True), per_intent)
+    router = load_router(kind=kind, standalone=True)
+    own = await evaluate(kind, router)
+    public = await evaluate_public(router, per_intent)
     results = {"shipped": kind, "sample_per_intent": per_intent, "public": public,
                "own": {s: {k: v for k, v in own[s].items() if k != "wrong_examples"} for s in ("dev", "test")},
                "model": own["model"]}

@@ -44,6 +44,15 @@ class PublicItem:
     routes: tuple[str, ...]  # mapped: the routes that are right; grey: the routes that are fine; ood: none
     source: str  # the data set's name
 
+    @property
+    def label(self) -> str | None:
+        """What the router is trained and chosen on: a mapped intent's first route, `other` out of domain,
+        None for a grey intent (more than one reply is fine: left out of every choice).
+        """
+        if self.kind == "mapped":
+            return self.routes[0]
+        return OOD_ROUTE if self.kind == "ood" else None
+
 
 @dataclass(frozen=True)
 class PublicSet:
@@ -92,15 +101,11 @@ class PublicSet:
         else:
             raise ValueError(f"{self.name}: unknown reader {reader!r}")
 
-    def train_pairs(self) -> list[tuple[str, str]]:
-        """(text, route) pairs the router learns from: mapped intents as their first route, the rest as `other`."""
-        pairs = []
-        for it in self.split("train"):
-            if it.kind == "mapped":
-                pairs.append((it.q, it.routes[0]))
-            elif it.kind == "ood":
-                pairs.append((it.q, OOD_ROUTE))
-        return pairs
+    def train_pairs(self, per_intent: int) -> list[tuple[str, str]]:
+        """(text, label) pairs the router learns from, the first `per_intent` of every intent: mapped intents as
+        their first route, out-of-domain ones as `other`, grey ones never.
+        """
+        return [(it.q, it.label) for it in sample(self.split("train"), per_intent) if it.label is not None]
 
 
 def _bucket(text: str, every: int) -> int:
@@ -134,6 +139,14 @@ def data_files(folder: Path = PUBLIC) -> list[Path]:
         names = [s.mapping["file"]] if "file" in s.mapping else list(s.mapping["files"].values())
         files += [folder / n for n in names]
     return files
+
+
+def validation_items() -> list[dict[str, Any]]:
+    """The public val splits as labelled items (`{q, route[, also]}`, like the dev split's), grey ones left out:
+    what the router's model and thresholds are chosen on beside the dev split.
+    """
+    return [{"q": it.q, "route": it.label, "also": list(it.routes[1:])}
+            for s in public_sets() for it in s.split("val") if it.label is not None]
 
 
 def sample(items: list[PublicItem], per_intent: int) -> list[PublicItem]:

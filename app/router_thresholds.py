@@ -22,6 +22,7 @@ FAMILY_WRONG_RATE = 0.004
 # On the public val splits, wrong shortcuts each family may let in beside that rate: with about ten families,
 # all of them together stay under 0.5% of the ~3,800 val queries (3: 11 wrong, 0.29%).
 VAL_WRONG_PER_FAMILY = 3
+SUPPORT_GRID = (0.0, 0.3, 0.4, 0.5)  # least similarity to a training example of the chosen label, tried in turn
 # The closest FAQ entry offered on the full path (framed as the closest, with where to ask) must be the
 # right entry at least this often on the dev questions the shortcut stepped aside for.
 FALLBACK_MIN_PRECISION = 0.6
@@ -173,3 +174,43 @@ def choose_faq_fallback(model: RouterModel, items: list[dict[str, Any]], vecs: n
         if ok and right / offered >= FALLBACK_MIN_PRECISION:
             threshold, stats = p, {"offered": offered, "right": right}
     return {"threshold": round(threshold, 4), **stats, "below_shortcut": len(below)}
+
+
+def calibrate_temperature(model: RouterModel, items: list[dict[str, Any]], vecs: np.ndarray) -> float:
+    """The temperature fitted on validation items whose label the model has."""
+    index = {c: i for i, c in enumerate(model.classes)}
+    rows = [i for i, it in enumerate(items) if it["route"] in index]
+    gold = np.array([index[items[i]["route"]] for i in rows])
+    return fit_temperature(model.logits(vecs[rows]).astype(np.float64), gold)
+
+
+# Routes whose answer states nothing the desk knows: small talk says what the desk covers, a draft repeats the
+# request's own words. A public query read as one of them is no wrong shortcut ("text mom I'm late" gets a
+# draft), so only the dev split sets their thresholds.
+NO_SHORTCUT = {"other", "free_writing"}
+
+
+def strictest(*chosen: dict[str, float]) -> dict[str, float]:
+    """Per route group, the highest of the thresholds chosen on each validation set apart: the project's dev
+    split must hold on its own, not only pooled with thousands of public queries.
+    """
+    return {g: max(c[g] for c in chosen if g in c) for g in sorted({g for c in chosen for g in c})}
+
+
+def choose_floor_and_thresholds(dev: list[Outcome], val: list[Outcome]) -> tuple[float, dict[str, float],
+                                                                                dict[str, dict[str, Any]]]:
+    """The support floor and per-route thresholds that give the most right shortcuts on dev + public val, with
+    every family's wrong shortcuts under `FAMILY_WRONG_RATE` and the dev split's under `MAX_WRONG_RATE`.
+    """
+    best: tuple[int, float, dict[str, float], dict[str, dict[str, Any]]] | None = None
+    for f in SUPPORT_GRID:
+        on_val = choose_thresholds(val, f, FAMILY_WRONG_RATE, VAL_WRONG_PER_FAMILY)
+        th = strictest(choose_thresholds(dev, f, FAMILY_WRONG_RATE),
+                       {g: t for g, t in on_val.items() if g not in NO_SHORTCUT})
+        stats = {"dev": shortcut_stats(dev, th, f), "val": shortcut_stats(val, th, f)}
+        right = sum(s["shortcuts"] - s["wrong"] for s in stats.values())
+        if stats["dev"]["wrong_rate"] <= MAX_WRONG_RATE and (best is None or right > best[0]):
+            best = (right, f, th, stats)
+    if best is None:  # no floor keeps the dev split's shortcuts right: none is taken
+        return 1.01, {}, {"dev": shortcut_stats(dev, {}, 1.01), "val": shortcut_stats(val, {}, 1.01)}
+    return best[1], best[2], best[3]

@@ -33,18 +33,13 @@ from typing import Any
 import numpy as np
 import yaml
 
-from app.public_data import OOD_ROUTE, PublicItem, data_files, public_sets, sample
+from app.public_data import data_files, public_sets, validation_items
 from app.router_thresholds import (
-    FAMILY_WRONG_RATE,
-    MAX_WRONG_RATE,
-    VAL_WRONG_PER_FAMILY,
-    Outcome,
     accuracy,
+    calibrate_temperature,
     choose_faq_fallback,
-    choose_thresholds,
-    fit_temperature,
+    choose_floor_and_thresholds,
     outcomes,
-    shortcut_stats,
 )
 from app.settings import ROOT, Settings, get_settings
 from graph.router import Router, group_of
@@ -59,12 +54,11 @@ SEED = 7
 # Bump when training changes in a way that changes the model.
 RECIPE = "lr-c-grid+supcon-2ep+public-ood+temperature+rate-thresholds/9"
 C_GRID = (1.0, 4.0, 16.0, 64.0)
-SUPPORT_GRID = (0.0, 0.3, 0.4, 0.5)
 # Public train queries per intent the head learns from: measured on the frozen encoder, 30 a intent (10,853
 # examples) gave the public val splits 91.6% against 93.0% for all of them (27,045), at a third of the
 # embedding minutes every fresh clone spends at set-up.
 HEAD_PUBLIC_PER_INTENT = 30
-FINETUNE_PUBLIC_PER_INTENT = 8  # public queries per intent the encoder is fine-tuned on (the head sees them all)
+FINETUNE_PUBLIC_PER_INTENT = 8  # public queries per intent the encoder is fine-tuned on
 # Leave-type FAQ entries state the same facts as the leave_policy tool: one route per meaning.
 LEAVE_FAQ = {"annual-leave-entitlement", "sick-pay", "maternity-leave", "paternity-leave", "parental-leave",
              "bereavement-leave", "study-leave", "unpaid-leave"}
@@ -77,50 +71,24 @@ def load_split(name: str) -> list[dict[str, Any]]:
 
 
 def training_examples(public: bool = True) -> list[tuple[str, str]]:
-    """(text, label) pairs: the train split, every FAQ phrasing and (unless not `public`) the public train splits.
-
-    A text that two sources label differently keeps the project's own label.
-    """
+    """(text, label) pairs: the train split, every FAQ phrasing and (unless not `public`) the public train splits."""
     pairs = [(it["q"], it["route"]) for it in load_split("train")]
     for entry in load_faq(FAQ_PATH).values():
         label = "leave_policy" if entry.id in LEAVE_FAQ else f"faq:{entry.id}"
         pairs += [(text, label) for text in entry.phrasings]
-    if public:
-        own = {t.lower() for t, _ in pairs}
-        for s in public_sets():
-            for it in sample([it for it in s.split("train") if it.kind != "grey"], HEAD_PUBLIC_PER_INTENT):
-                if it.q.lower() not in own:
-                    pairs.append((it.q, it.routes[0] if it.kind == "mapped" else OOD_ROUTE))
-    return list(dict.fromkeys(pairs))
+    return with_public(pairs, HEAD_PUBLIC_PER_INTENT) if public else list(dict.fromkeys(pairs))
 
 
 def finetune_examples() -> list[tuple[str, str]]:
-    """What the encoder is fine-tuned on: the project's examples and a fixed sample of each public intent."""
-    pairs = training_examples(public=False)
+    """What the encoder is fine-tuned on: the project's examples and a smaller sample of each public intent."""
+    return with_public(training_examples(public=False), FINETUNE_PUBLIC_PER_INTENT)
+
+
+def with_public(pairs: list[tuple[str, str]], per_intent: int) -> list[tuple[str, str]]:
+    """The project's pairs and `per_intent` public ones of every intent; a text the project labels keeps its label."""
     own = {t.lower() for t, _ in pairs}
-    for s in public_sets():
-        for it in sample([it for it in s.split("train") if it.kind != "grey"], FINETUNE_PUBLIC_PER_INTENT):
-            if it.q.lower() not in own:
-                pairs.append((it.q, it.routes[0] if it.kind == "mapped" else OOD_ROUTE))
+    pairs = pairs + [(t, lab) for s in public_sets() for t, lab in s.train_pairs(per_intent) if t.lower() not in own]
     return list(dict.fromkeys(pairs))
-
-
-def as_items(items: list[PublicItem]) -> list[dict[str, Any]]:
-    """Public queries as labelled items: mapped ones with their routes, out-of-domain ones as `other`.
-    Grey ones, where more than one reply is fine, are left out of every choice.
-    """
-    out: list[dict[str, Any]] = []
-    for it in items:
-        if it.kind == "mapped":
-            out.append({"q": it.q, "route": it.routes[0], "also": list(it.routes[1:])})
-        elif it.kind == "ood":
-            out.append({"q": it.q, "route": "other"})
-    return out
-
-
-def validation_items() -> list[dict[str, Any]]:
-    """The public val splits, as items (what is chosen on beside the dev split)."""
-    return as_items([it for s in public_sets() for it in s.split("val")])
 
 
 def fingerprint(kind: str, embedder_name: str) -> str:
@@ -214,11 +182,12 @@ def train(kind: str, settings: Settings | None = None, write: bool = True) -> tu
             best = (acc, c, model)
     assert best is not None
     _, c, model = best
-    model.meta = {"temperature": calibrate_temperature(model, [*dev, *val], np.vstack([dev_vecs, val_vecs]))}
+    temperature = calibrate_temperature(model, [*dev, *val], np.vstack([dev_vecs, val_vecs]))
+    model.meta = {"temperature": temperature}
     dev_res, val_res = outcomes(model, dev, dev_vecs), outcomes(model, val, val_vecs)
     floor, thresholds, chosen = choose_floor_and_thresholds(dev_res, val_res)
     model.meta = {"kind": kind, "fingerprint": fingerprint(kind, base.name), "seed": SEED, "C": c,
-                  "temperature": model.meta["temperature"],
+                  "temperature": temperature,
                   "train_examples": len(pairs), "classes": len(model.classes), "support_floor": floor,
                   "thresholds": thresholds,
                   "faq_fallback": choose_faq_fallback(model, dev, dev_vecs, thresholds, floor),
@@ -233,46 +202,6 @@ def train(kind: str, settings: Settings | None = None, write: bool = True) -> tu
     log.info("router %s: C=%s T=%s dev %s, public val %s", kind, c, model.temperature, model.meta["dev"],
              model.meta["public_val"])
     return model, embedder
-
-
-def calibrate_temperature(model: RouterModel, items: list[dict[str, Any]], vecs: np.ndarray) -> float:
-    """The temperature fitted on validation items whose label the model has."""
-    index = {c: i for i, c in enumerate(model.classes)}
-    rows = [i for i, it in enumerate(items) if it["route"] in index]
-    gold = np.array([index[items[i]["route"]] for i in rows])
-    return fit_temperature(model.logits(vecs[rows]).astype(np.float64), gold)
-
-
-# Routes whose answer states nothing the desk knows: small talk says what the desk covers, a draft repeats the
-# request's own words. A public query read as one of them is no wrong shortcut ("text mom I'm late" gets a
-# draft), so only the dev split sets their thresholds.
-NO_SHORTCUT = {"other", "free_writing"}
-
-
-def strictest(*chosen: dict[str, float]) -> dict[str, float]:
-    """Per route group, the highest of the thresholds chosen on each validation set apart: the project's dev
-    split must hold on its own, not only pooled with thousands of public queries.
-    """
-    return {g: max(c[g] for c in chosen if g in c) for g in sorted({g for c in chosen for g in c})}
-
-
-def choose_floor_and_thresholds(dev: list[Outcome], val: list[Outcome]) -> tuple[float, dict[str, float],
-                                                                                dict[str, dict[str, Any]]]:
-    """The support floor and per-route thresholds that give the most right shortcuts on dev + public val, with
-    every family's wrong shortcuts under `FAMILY_WRONG_RATE` and the dev split's under `MAX_WRONG_RATE`.
-    """
-    best: tuple[int, float, dict[str, float], dict[str, dict[str, Any]]] | None = None
-    for f in SUPPORT_GRID:
-        on_val = choose_thresholds(val, f, FAMILY_WRONG_RATE, VAL_WRONG_PER_FAMILY)
-        th = strictest(choose_thresholds(dev, f, FAMILY_WRONG_RATE),
-                       {g: t for g, t in on_val.items() if g not in NO_SHORTCUT})
-        stats = {"dev": shortcut_stats(dev, th, f), "val": shortcut_stats(val, th, f)}
-        right = sum(s["shortcuts"] - s["wrong"] for s in stats.values())
-        if stats["dev"]["wrong_rate"] <= MAX_WRONG_RATE and (best is None or right > best[0]):
-            best = (right, f, th, stats)
-    if best is None:  # no floor keeps the dev split's shortcuts right: none is taken
-        return 1.01, {}, {"dev": shortcut_stats(dev, {}, 1.01), "val": shortcut_stats(val, {}, 1.01)}
-    return best[1], best[2], best[3]
 
 
 def choose_model(settings: Settings | None = None) -> str:

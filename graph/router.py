@@ -3,8 +3,8 @@
 One embedding of the question (the same one the caches use) is scored by a linear classifier over
 every route: an FAQ entry, a tool intent, a handbook look-up, someone else's data, free writing,
 small talk, a follow-up, a compound request. A route is taken only when the model is confident
-(per-route thresholds chosen on the dev split so that wrong shortcuts stay under 1%) and the
-question is close to a training example of that route; otherwise the router says "not sure" and
+(per-route thresholds chosen on the dev split and the public val splits so that wrong shortcuts stay
+under 1%) and the question is close to a training example of that route; otherwise the router says "not sure" and
 the full LLM path answers. A question the model reads as compound is split into clauses, each
 routed on its own (background statements travel with the request after them).
 

@@ -3,8 +3,9 @@ labelled examples it was trained on for a nearest-example check.
 
 Training (`app/router_train.py`) writes three files into a cache folder keyed by the training
 data: `weights.npz` (coefficients, intercepts, example embeddings), `labels.json` (class and
-example labels) and `meta.json` (which model, thresholds chosen on the dev split, scores). Scoring
-is a matrix product and a softmax: well under a millisecond, so the decision costs one embedding.
+example labels) and `meta.json` (which model, thresholds and temperature chosen on the dev and public
+val splits, scores). Scoring is a matrix product and a softmax: well under a millisecond, so the
+decision costs one embedding.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class RouterModel:
 
     @property
     def thresholds(self) -> dict[str, float]:
-        """Per-route confidence thresholds chosen on the dev split."""
+        """Per-route confidence thresholds chosen on the dev split and the public val splits."""
         return dict(self.meta.get("thresholds", {}))
 
     @property
