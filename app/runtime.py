@@ -11,7 +11,7 @@ from langchain_openai import ChatOpenAI
 
 from app.router_train import load_router
 from app.settings import ROOT, Settings
-from graph import language, slots
+from graph import language, times
 from graph.deps import Deps
 from graph.llm_gate import LLMGate
 from tools.cache import ToolCache
@@ -56,5 +56,5 @@ async def build_deps(settings: Settings) -> Deps:
 
 def warm_parsers() -> None:
     """Load the date parser's and the language detector's data before the first question."""
-    slots.warm()
+    times.warm()
     language.warm()

@@ -48,7 +48,7 @@ PATTERN = (
     rf"|(?P<year>(?<![\d/.-]){_Y}(?![\d/.-]?\d))"
     r")(?!\w)"
 )
-# What reads as a time and is left over once every phrase above and in graph/slots.py has been read.
+# What reads as a time and is left over once every phrase above and in graph/times.py has been read.
 DATEISH = re.compile(
     r"\b(?:q[1-4]|quarters?|(?:the )?fortnights?(?: (?:before|after) (?:last|next)| ago)?|semesters?|ytd"
     r"|year[- ]to[- ]date"

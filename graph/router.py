@@ -23,7 +23,8 @@ import numpy as np
 
 from graph.language import is_foreign
 from graph.router_model import RouterModel, Scores
-from graph.slots import city_slot, date_slot
+from graph.slots import city_slot
+from graph.times import date_slot
 from tools.domain import (
     CITIES,
     CITY_PATTERN,

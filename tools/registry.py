@@ -13,7 +13,7 @@ Slot mapping, for intents' calls and tools' slot arguments alike: `$user` is the
 
 Intents are declared here, not in graph/, because dependencies point one way (app -> graph -> tools) and the
 router, its calibration and the tool layer all read them. The one part of an intent that is code in graph/, its
-renderer, is named by key (`graph/templates.py:RENDERERS`); an intent added by a deployment or a test may carry
+renderer, is named by key (`graph/renderers.py:RENDERERS`); an intent added by a deployment or a test may carry
 the function itself.
 """
 
@@ -75,7 +75,7 @@ class IntentSpec:
     unsaid_month: Literal["this", "latest_payslip"] = "this"  # the month when the question names none
     description: str = ""  # what the route means, as LABELS.md's table says
     utterances: str = TRAIN_DATA  # glob from the repository root of YAML items `{q, route: <name>}`
-    renderer: str | Renderer = ""  # a key of graph/templates.py:RENDERERS, or the function
+    renderer: str | Renderer = ""  # a key of graph/renderers.py:RENDERERS, or the function
     covers: str = ""
 
     @property

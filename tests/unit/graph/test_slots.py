@@ -6,17 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graph.slots import (
-    MAX_MONTHS,
     city_slot,
     clause_slots,
-    date_slot,
     fill_slots,
     leave_type_slot,
-    month_slot,
-    month_slots,
     refers_back,
     spell_entities,
 )
+from graph.times import MAX_MONTHS, date_slot, month_slot, month_slots
 
 TODAY = date(2026, 11, 29)  # a Sunday
 
