@@ -119,9 +119,9 @@ async def quote_parts(parts: list[Part], results: list[ToolResult], embed: Any, 
     """
     if len(parts) < 2:
         return parts
+    searches = [r for r in results if r["name"] == "kb_search"]
     out: list[Part] = []
     for i, part in enumerate(parts):
-        searches = [r for r in results if r["name"] == "kb_search"]
         mine = [r for r in searches if r["id"].startswith(part_prefix(parts, i))] or searches  # full path: unprefixed
         asked = (part.get("slots") or {}).get("question") or ""
         if part.get("intent") != POLICY_LOOKUP.name or part.get("answer") or not any(r["ok"] for r in mine):
