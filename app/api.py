@@ -13,23 +13,22 @@ chat's session cookie), see `app/auth.py`. Events:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from app.ask import run_turn
 from app.auth import AuthError, Identity
 from app.shared import HOLDER, rate_limit, request_context, verifier
+from app.stream import stream_turn
 
 log = logging.getLogger(__name__)
 router = APIRouter()
-_DONE = object()
 
 
 class ChatRequest(BaseModel):
@@ -62,39 +61,30 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
+def _step(node: str, update: dict[str, Any]) -> dict[str, Any]:
+    """A `step` event: the node, its duration, and the route once the router has chosen it."""
+    step: dict[str, Any] = {"node": node, "ms": round((update.get("timings_ms") or {}).get(node, 0.0), 1)}
+    if update.get("route"):
+        step["route"] = update["route"]
+    return step
+
+
 @router.post("/v1/chat")
 async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)]) -> StreamingResponse:
     """Answer one question for the verified caller, streamed (the credential is checked before the body)."""
     await admit(who)
     graph = await HOLDER.get()
-    events: asyncio.Queue = asyncio.Queue()
-
-    def on_update(node: str, update: dict[str, Any]) -> None:
-        step: dict[str, Any] = {"node": node, "ms": round((update.get("timings_ms") or {}).get(node, 0.0), 1)}
-        if update.get("route"):
-            step["route"] = update["route"]
-        events.put_nowait(("step", step))
-
-    async def turn() -> None:
-        try:
-            row = await run_turn(graph, body.q, who.user, body.thread, request_context(),
-                                 on_delta=lambda t: events.put_nowait(("delta", {"text": t})),
-                                 on_update=on_update)
-            events.put_nowait(("final", row))
-        finally:
-            events.put_nowait((_DONE, {}))
 
     async def stream() -> AsyncIterator[bytes]:
-        task = asyncio.create_task(turn())
-        try:
-            while True:
-                kind, data = await events.get()
-                if kind is _DONE:
-                    break
-                yield _sse(kind, data)
-            await task
-        finally:  # the client went away: stop the turn (vLLM aborts the request)
-            task.cancel()
+        # The client going away closes this stream, which stops the turn (vLLM aborts the request).
+        async with aclosing(stream_turn(graph, body.q, who.user, body.thread, request_context())) as events:
+            async for kind, data in events:
+                if kind == "delta":
+                    yield _sse("delta", {"text": data})
+                elif kind == "update":
+                    yield _sse("step", _step(*data))
+                else:
+                    yield _sse("final", data)
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})

@@ -1,144 +1,19 @@
-"""`python -m app ask`: questions through the graph, printed as text or one JSON object per line."""
+"""`python -m app ask`: questions through the graph, printed as text or one JSON object per line.
+
+The command line only: reading questions (an argument or a JSONL file), printing answers and rows. The turn
+itself is app/turn.py's, in process, or a served desk's over HTTP (`--url`, app/remote.py).
+"""
 
 from __future__ import annotations
 
 import json
-import logging
-import secrets
 import sys
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-from app.observability import record, run_config, user_hash
-from app.runtime import build_deps
-from app.settings import Settings, get_settings
+from app.remote import RemoteAsker
+from app.settings import get_settings
+from app.turn import error_row, open_graph, run_turn
 from graph.context import Context
-from graph.graph import build_graph
-
-log = logging.getLogger(__name__)
-NOT_YOUR_CONVERSATION = ("This conversation belongs to someone else, so it cannot be continued or read here. "
-                         "Start a new conversation to ask your question.")
-
-
-def new_thread_id() -> str:
-    """A thread id nobody can guess (128 random bits)."""
-    return secrets.token_urlsafe(16)
-
-
-async def thread_owner(graph: Any, thread: str) -> str | None:
-    """Who started a conversation, from its checkpoint (None for a new thread)."""
-    snapshot = await graph.aget_state({"configurable": {"thread_id": thread}})
-    return (snapshot.values or {}).get("user") if snapshot else None
-
-
-def checkpointer(settings: Settings) -> Any:
-    """The conversation store: SQLite under run_dir by default, Postgres when DATABASE_URL says so."""
-    url = settings.database_url or ""
-    if url.startswith(("postgres://", "postgresql://")):
-        try:
-            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-        except ImportError as exc:
-            raise SystemExit("DATABASE_URL points at Postgres: install the extra with "
-                             "`.venv/bin/pip install -e '.[postgres]'`") from exc
-        return _postgres_saver(AsyncPostgresSaver, url)
-    return AsyncSqliteSaver.from_conn_string(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
-
-
-@asynccontextmanager
-async def _postgres_saver(saver_cls: Any, url: str) -> AsyncIterator[Any]:
-    """A Postgres checkpointer on a connection pool: concurrent turns do not queue on one connection, and a
-    connection that died with a Postgres restart is checked and replaced before a turn gets it.
-    """
-    from psycopg.rows import dict_row
-    from psycopg_pool import AsyncConnectionPool
-
-    async with AsyncConnectionPool(url, min_size=1, max_size=8, open=False, check=AsyncConnectionPool.check_connection,
-                                   kwargs={"autocommit": True, "prepare_threshold": 0,
-                                           "row_factory": dict_row}) as pool:
-        yield saver_cls(pool)
-
-
-@asynccontextmanager
-async def open_graph(settings: Settings | None = None):
-    """The compiled graph with its checkpointer, and its resources closed afterwards."""
-    settings = settings or get_settings()
-    settings.run_dir.mkdir(parents=True, exist_ok=True)
-    deps = await build_deps(settings)
-    async with checkpointer(settings) as saver:
-        if hasattr(saver, "setup"):
-            await saver.setup()
-        try:
-            yield build_graph(deps, checkpointer=saver)
-        finally:
-            await deps.tools.aclose()
-            await deps.redis.aclose()
-
-
-async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx: Context,
-                   on_delta: Any = None, on_update: Any = None) -> dict[str, Any]:
-    """One question through the graph, streamed; returns the row `ask --json` prints.
-
-    `on_delta(text)` receives each answer piece as it is produced, `on_update(node, update)` each
-    node's state update (the chat shows them as steps). `user` comes from a verified credential
-    (app/auth.py) or from the operator's CLI; a thread started by someone else is refused before the
-    graph reads anything of it.
-    """
-    fresh = not thread  # a thread id made here is new: nobody else can have started it
-    thread = thread or new_thread_id()
-    t0 = time.perf_counter()
-    ttft = None
-    final: dict[str, Any] = {}
-    row: dict[str, Any] = {"q": question, "user": user, "thread": thread}
-    if (start_early := getattr(graph, "start_early", None)) is not None:  # not on the plain agent
-        start_early(question, ctx)
-    try:
-        owner = None if fresh else await thread_owner(graph, thread)
-        if owner is not None and owner != user:  # a conversation belongs to whoever started it
-            log.warning("refused: user %s tried to use thread %s… started by user %s",
-                        user_hash(user), thread[:6], user_hash(owner))
-            return {**row, "answer": NOT_YOUR_CONVERSATION, "route": "denied", "tools": [], "llm_calls": 0,
-                    "timings_ms": {}, "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
-                    "error": None}
-        async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
-                                               run_config(thread, user), context=ctx,
-                                               stream_mode=["custom", "updates", "values"],
-                                               durability=get_settings().checkpoint_durability):
-            if mode == "custom" and "answer_delta" in chunk:
-                ttft = ttft if ttft is not None else (time.perf_counter() - t0) * 1000
-                if on_delta:
-                    on_delta(chunk["answer_delta"])
-            elif mode == "updates" and on_update:
-                for node, update in chunk.items():
-                    if isinstance(update, dict):
-                        on_update(node, update)
-            elif mode == "values":
-                final = chunk
-    except Exception as exc:  # noqa: BLE001 - one failed question must not stop a batch
-        log.exception("turn failed")
-        return {**row, "answer": "", "route": "error", "tools": [], "llm_calls": 0, "timings_ms": {},
-                "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
-                "error": f"Something went wrong while answering ({type(exc).__name__}); please try again."}
-    total = (time.perf_counter() - t0) * 1000
-    nxt = final.get("next_turn") or {}
-    out = {**row, "answer": final.get("answer", ""), "route": final.get("route"),
-            "intent": final.get("intent"), "answered_by": final.get("answered_by"), "faq": final.get("faq"),
-            "router": final.get("router") or {},
-            "tools": [{"name": r["name"], "args": r["args"], "ms": r["ms"], "cache": r["cache"], "ok": r["ok"],
-                       "error": r["error"]} for r in final.get("results") or []],
-            "prefetch": final.get("prefetch") or {}, "llm_calls": final.get("llm_calls", 0),
-            "next_turn": {"offered": len(nxt.get("offered") or []) + len(nxt.get("in_flight") or []),
-                          "used": nxt.get("used", 0),
-                          "wasted": nxt.get("wasted", 0)},
-            "timings_ms": {k: round(v, 1) for k, v in (final.get("timings_ms") or {}).items()},
-            "total_ms": round(total, 1), "ttft_ms": round(ttft, 1) if ttft is not None else None,
-            "error": final.get("error")}
-    record(out)
-    return out
 
 
 async def ask_one(question: str, user: str, thread: str | None, as_json: bool, options: list[str]) -> int:
@@ -171,12 +46,6 @@ def _parse_line(line: bytes, default_user: str) -> tuple[dict[str, Any] | None, 
             "thread": str(item["thread"]) if item.get("thread") else None}, None
 
 
-def error_row(item: dict[str, Any], error: str) -> dict[str, Any]:
-    """A row that says why a question got no answer, in the shape of an answered one."""
-    return {"q": item.get("q"), "user": item.get("user"), "thread": item.get("thread"), "answer": "",
-            "route": "error", "tools": [], "llm_calls": 0, "timings_ms": {}, "total_ms": 0.0, "error": error}
-
-
 def _read_lines(path: str) -> list[bytes]:
     """The non-empty lines of a questions file (OSError when it cannot be read)."""
     return [ln for ln in open(path, "rb").read().splitlines() if ln.strip()]
@@ -204,8 +73,6 @@ async def ask_file(path: str, default_user: str, options: list[str]) -> int:
 def ask_over_http(url: str, question: str | None, path: str | None, user: str, thread: str | None,
                   as_json: bool) -> int:
     """`ask --url`: the same rows, through a served help desk's `POST /v1/chat` (app/remote.py)."""
-    from app.remote import RemoteAsker
-
     if path:
         try:
             lines = _read_lines(path)

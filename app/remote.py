@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 
-from app.ask import error_row
 from app.settings import Settings
+from app.turn import error_row
 from tools.demo_backend.identity import credentials_file
 
 

@@ -11,10 +11,10 @@ import logging
 from functools import lru_cache
 from typing import Any
 
-from app.ask import open_graph
 from app.auth import Verifier
 from app.ratelimit import RateLimit
 from app.settings import get_settings
+from app.turn import new_thread_id, open_graph, run_turn
 from graph.context import Context
 from graph.next_turn import WARMUP_PREFIX
 
@@ -63,8 +63,6 @@ async def warm() -> None:
     when next-turn prefetch's read of the kept conversations came after them, the first user's question took
     1.4-2.5x the same question warm (`python -m app.bench.coldstart`); now 0.8-1.2x.
     """
-    from app.ask import new_thread_id, run_turn
-
     if READY.is_set():  # a Ray Serve replica warms in its constructor, before the app's lifespan starts
         return
     try:

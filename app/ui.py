@@ -7,20 +7,20 @@ checkpointer with an unguessable id, bound to the employee who started it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 import gradio as gr
 
-from app.ask import new_thread_id, run_turn
 from app.settings import get_settings
 from app.shared import HOLDER, http_client, rate_limit, request_context
+from app.stream import stream_turn
+from app.turn import new_thread_id
 from graph.replies import desk_covers
 
 log = logging.getLogger(__name__)
-_DONE = object()
 SIGN_IN = "Your session has ended: please [sign in](login) again."
 
 
@@ -55,8 +55,8 @@ async def respond(message: str, history: list, thread: str,
                   request: gr.Request) -> AsyncIterator[tuple[list, str]]:
     """Stream one answer into the chat, with a collapsible list of the steps taken.
 
-    The turn runs as a task feeding a queue; if the user leaves or stops the stream, the task is
-    cancelled, which closes the LLM request (vLLM aborts it) and the tool calls nobody waits for.
+    If the user leaves or stops the stream, the turn is stopped (app/stream.py): the LLM request is
+    closed (vLLM aborts it) and so are the tool calls nobody waits for.
     """
     history = list(history or [])
     history.append(gr.ChatMessage(role="user", content=message))
@@ -73,34 +73,20 @@ async def respond(message: str, history: list, thread: str,
     answer = gr.ChatMessage(role="assistant", content="")
     history += [steps, answer]
     yield history, ""
-    events: asyncio.Queue = asyncio.Queue()
     lines: list[str] = []
-
-    async def turn() -> dict[str, Any]:
-        try:
-            graph = await HOLDER.get()
-            return await run_turn(graph, message, employee, thread, request_context(),
-                                  on_delta=lambda t: events.put_nowait(("delta", t)),
-                                  on_update=lambda n, u: events.put_nowait(("update", (n, u))))
-        finally:
-            events.put_nowait((_DONE, None))
-
-    task = asyncio.create_task(turn())
-    try:
-        while True:
-            kind, payload = await events.get()
-            if kind is _DONE:
-                break
+    row: dict[str, Any] = {}
+    graph = await HOLDER.get()
+    async with aclosing(stream_turn(graph, message, employee, thread, request_context())) as events:
+        async for kind, payload in events:
+            if kind == "final":
+                row = payload
+                continue
             if kind == "delta":
                 answer.content += payload
             else:
                 lines += step_lines(*payload)
                 steps.content = "\n".join(lines)
             yield history, ""
-        row = await task
-    except BaseException:
-        task.cancel()
-        raise
     if row.get("answer"):  # the final text (an answer cut for repeating itself is shorter than its stream)
         answer.content = row["answer"]
     if row.get("error") and row["error"] not in answer.content:

@@ -79,7 +79,7 @@ ANSWER_OUTCOMES: dict[Hashable, str] = {  # keys: graph.state.AnsweredBy
 
 
 def start_early(deps: Deps, question: str, ctx: Context) -> None:
-    """Before the graph runs (app/ask.py:run_turn calls it): start the question's embedding, which
+    """Before the graph runs (app/turn.py:run_turn calls it): start the question's embedding, which
     route_question needs, so it is computed on the embedding thread while LangGraph loads the
     conversation, instead of after it (idle, FAQ answers ~20% sooner: README, Benchmark; `Context.early_embedding`).
     """

@@ -23,9 +23,9 @@ def _first(month: str) -> date:
     return date(y, m, 1)
 
 
-def month_name(month: str) -> str:
-    """"2026-03" as "March 2026"."""
-    return _first(month).strftime("%B %Y")
+def month_name(month: str, with_year: bool = True) -> str:
+    """"2026-03" as "March 2026" (or "March", as people say it in a question)."""
+    return _first(month).strftime("%B %Y" if with_year else "%B")
 
 
 def months_label(months: list[str]) -> str:

@@ -15,7 +15,8 @@ from dataclasses import replace
 from typing import Any
 
 from app.bench import metrics
-from app.bench.workload import Item, load
+from app.bench.items import Item
+from app.bench.workload import load
 from app.remote import RemoteAsker
 from app.settings import Settings
 

@@ -26,7 +26,7 @@ UNSEEN = "How many days a week can I work from home?"
 
 async def _measure(question: str) -> dict[str, Any]:
     from app import shared
-    from app.ask import new_thread_id, run_turn
+    from app.turn import new_thread_id, run_turn
     from graph.context import Context
     from graph.kit import normalize
 

@@ -115,7 +115,7 @@ async def tracing_overhead(graph: object, questions: list[tuple[str, str]], reps
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from opentelemetry.trace import NoOpTracer
 
-    from app.ask import run_turn
+    from app.turn import run_turn
     from graph import tracing
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
@@ -147,7 +147,7 @@ async def tracing_overhead(graph: object, questions: list[tuple[str, str]], reps
 
 async def _main() -> None:
     """`python -m app.bench.probes`: the tracing-overhead probe alone."""
-    from app.ask import open_graph
+    from app.turn import open_graph
 
     async with open_graph() as graph:
         questions = [("When do we get paid?", "E1001"), ("How many leave days do I have left?", "E1002"),

@@ -21,15 +21,16 @@ from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
 from app import services
-from app.ask import run_turn
 from app.bench import coldstart, floors, metrics, plots, probes
 from app.bench.baseline import build_plain_agent, run_create_agent
+from app.bench.items import Item
 from app.bench.sessions import interleaved, next_turn_summary, training_sessions
-from app.bench.workload import TODAY, Item, load
+from app.bench.workload import TODAY, load
 from app.bench.workload import quick as quick_slice
 from app.router_train import load_split
 from app.runtime import build_deps
 from app.settings import get_settings
+from app.turn import run_turn
 from graph.context import Context
 from graph.graph import build_graph
 from graph.next_turn import NextTurn

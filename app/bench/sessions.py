@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from app.bench.workload import FACTS_DB, MONTHS, Facts, Item, _month_name
+from app.bench.items import FACTS_DB, MONTHS, Facts, Item
+from graph.summaries import month_name
 from tools.registry import TOOLS
 
 
@@ -29,7 +30,7 @@ def personal_sessions(add: Any, session_id: Any, facts: Facts, rng: random.Rando
 
     for _ in range(12):
         s, u, month = session_id("p"), rng.choice(users), rng.choice(MONTHS)
-        m = _month_name(month)
+        m = month_name(month, with_year=False)
         first = rng.choice(["pay", "pay", "attendance"])
         if first == "pay":
             pay(s, u, month, rng.choice([f"What was my net pay in {m}?", f"payslip for {m} please"]))

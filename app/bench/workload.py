@@ -13,15 +13,17 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from datetime import date, timedelta
 from pathlib import Path
 
 import yaml
 
+from app.bench.items import FACTS_DB, MONTHS, Facts, Item
+from app.bench.sessions import personal_sessions
 from app.router_train import LEAVE_FAQ
 from app.settings import ROOT
-from tools.demo_backend import db
+from graph.summaries import month_name
 from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
 from tools.domain import HOME_CITIES
 
@@ -29,10 +31,8 @@ TODAY = date(2026, 11, 29)
 TOMORROW = TODAY + timedelta(days=1)
 WORKLOAD = ROOT / "data" / "bench" / "workload.jsonl"
 HELDOUT = ROOT / "data" / "bench" / "heldout.yaml"
-FACTS_DB = ROOT / ".run" / "bench-facts.sqlite"  # the figures answers are scored against
 ANY = ["faq", "template", "llm"]
 CITIES = list(HOME_CITIES)
-MONTHS = ["2026-03", "2026-06", "2026-08", "2026-09", "2026-10"]
 KB_QUESTIONS = [  # policy look-ups with a fact their answer must contain
     ("What is the policy on public holidays in Spain?", ["Epiphany"]),
     ("What is the hotel limit in Paris?", ["200"]),
@@ -40,47 +40,6 @@ KB_QUESTIONS = [  # policy look-ups with a fact their answer must contain
     ("What are the public holidays in Ireland?", ["Patrick"]),
     ("How much is the referral bonus?", ["1,000"]),
 ]
-
-
-@dataclass
-class Item:
-    """One request of the workload and its labels."""
-
-    id: str
-    session: str
-    turn: int
-    user: str
-    q: str
-    kind: str
-    expect_routes: list[str]
-    facts: list[str] = field(default_factory=list)
-    forbidden: list[str] = field(default_factory=list)
-
-
-class Facts:
-    """Expected figures straight from the demo backend's data."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.con = db.connect(tmp)
-
-    def row(self, table: str, emp: str, month: str | None = None) -> dict:
-        """One employee's row of a table (for a month where the table has one)."""
-        sql = f"SELECT * FROM {table} WHERE employee = ?" + (" AND month = ?" if month else "")
-        return dict(self.con.execute(sql, (emp, month) if month else (emp,)).fetchone())
-
-    def net(self, emp: str, month: str) -> str:
-        """Net pay as the template writes it."""
-        return f"{self.row('salary', emp, month)['net']:,.2f}"
-
-    def remaining(self, emp: str) -> str:
-        """Annual leave days left."""
-        r = self.row("leave", emp)
-        return str(r["annual_entitled"] + r["carried_over"] - r["annual_taken"] - r["annual_pending"])
-
-
-def _month_name(month: str) -> str:
-    y, m = map(int, month.split("-"))
-    return date(y, m, 1).strftime("%B")
 
 
 def _answer_facts(answer: str) -> list[str]:
@@ -119,8 +78,9 @@ def generate(seed: int = 7) -> list[Item]:
 
     def salary_item(session: str, user: str, other: str) -> None:
         month = rng.choice(MONTHS)
+        m = month_name(month, with_year=False)
         add(session, user, rng.choice(["What was my salary in {m}?", "Show me my payslip for {m} 2026",
-                                       "How much net pay did I get in {m}?"]).format(m=_month_name(month)),
+                                       "How much net pay did I get in {m}?"]).format(m=m),
             "tool", ["template"], [facts.net(user, month)], [facts.net(other, month)])
 
     def weather_item(session: str, user: str, clothing: bool) -> None:
@@ -144,7 +104,7 @@ def generate(seed: int = 7) -> list[Item]:
         elif choice == "attendance":
             month = rng.choice(MONTHS)
             a = facts.row("attendance", user, month)
-            add(session, user, f"What was my attendance in {_month_name(month)}?", "tool", ["template"],
+            add(session, user, f"What was my attendance in {month_name(month, with_year=False)}?", "tool", ["template"],
                 [f"{a['present_days']} of {a['working_days']}"])
         else:
             kind = rng.choice(["maternity", "paternity", "bereavement", "unpaid", "study"])
@@ -203,8 +163,6 @@ def generate(seed: int = 7) -> list[Item]:
         # Personal questions come back from the same employee; shared ones from someone else.
         add(session_id("r"), it.user if personal else rng.choice(users), it.q, "repeat", it.expect_routes,
             it.facts, it.forbidden)
-    from app.bench.sessions import personal_sessions  # it reads this module's facts and months
-
     personal_sessions(add, session_id, facts, rng, users)
     return items
 

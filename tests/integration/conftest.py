@@ -7,8 +7,8 @@ import httpx
 import pytest
 
 from app import services
-from app.ask import open_graph, run_turn
 from app.settings import get_settings
+from app.turn import open_graph, run_turn
 from graph.context import Context
 from tests.integration.servers import bring_up
 

@@ -16,7 +16,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from redis import Redis
 
-from app.ask import NOT_YOUR_CONVERSATION
+from app.turn import NOT_YOUR_CONVERSATION
 from tests.integration.servers import serving
 
 PORT = 17861

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from app.ask import run_turn
 from app.runtime import build_deps
+from app.turn import run_turn
 from graph.context import Context
 from graph.graph import build_graph
 from tests.integration.proxy import FaultProxy

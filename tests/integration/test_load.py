@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from app.ask import run_turn
 from app.bench.metrics import percentile
+from app.turn import run_turn
 from graph.context import Context
 from graph.graph import build_graph
 from graph.llm_gate import LLMGate

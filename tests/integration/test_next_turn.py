@@ -4,7 +4,7 @@ import asyncio
 
 from redis.asyncio import Redis
 
-from app.ask import new_thread_id
+from app.turn import new_thread_id
 
 TODAY = "2026-11-29"
 PAY, ATTENDANCE = "What was my net pay in {m}?", "and how was my attendance in that month?"

@@ -2,8 +2,8 @@
 
 import yaml
 
-from app.ask import new_thread_id
 from app.settings import ROOT
+from app.turn import new_thread_id
 
 FAQ = {e["id"]: e for e in yaml.safe_load((ROOT / "data" / "faq.yaml").read_text())}
 

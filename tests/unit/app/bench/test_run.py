@@ -1,7 +1,7 @@
 import asyncio
 
+from app.bench.items import Item
 from app.bench.run import load_test
-from app.bench.workload import Item
 
 
 class Runner:

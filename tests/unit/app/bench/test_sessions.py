@@ -1,5 +1,5 @@
+from app.bench.items import Item
 from app.bench.sessions import interleaved, next_turn_summary
-from app.bench.workload import Item
 
 
 def _tool(name, cache="miss", ms=100.0, ok=True):
