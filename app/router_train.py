@@ -163,12 +163,28 @@ def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: in
 
 
 def train(kind: str, settings: Settings | None = None, write: bool = True) -> tuple[RouterModel, Embedder]:
-    """Train one candidate; choose C, temperature, support floor and thresholds on dev + public val; cache it."""
+    """Train one candidate (fine-tune the encoder for `finetuned`), fit its head and cache it."""
     settings = settings or get_settings()
     t0 = time.perf_counter()
     base = load_embedder(settings.embedding_model)
-    pairs = training_examples()
     embedder = finetune(base.name, finetune_examples()) if kind == "finetuned" else base
+    model = fit_router(embedder, training_examples())
+    model.meta = {"kind": kind, "fingerprint": fingerprint(kind, base.name), "seed": SEED, **model.meta,
+                  "train_seconds": round(time.perf_counter() - t0, 1), "base_model": base.name}
+    if write:
+        folder = model_dir(settings, kind, base.name)
+        model.save(folder)
+        if kind == "finetuned":
+            embedder._model.save(str(folder / "encoder"))  # noqa: SLF001
+    log.info("router %s: C=%s T=%s dev %s, public val %s", kind, model.meta["C"], model.temperature,
+             model.meta["dev"], model.meta["public_val"])
+    return model, embedder
+
+
+def fit_router(embedder: Embedder, pairs: list[tuple[str, str]]) -> RouterModel:
+    """The head over `embedder`'s vectors of `pairs`, with C, temperature, support floor and thresholds chosen
+    on dev + public val.
+    """
     vecs = embedder.embed([t for t, _ in pairs])
     labels = [lab for _, lab in pairs]
     dev, val = load_split("dev"), validation_items()
@@ -186,22 +202,13 @@ def train(kind: str, settings: Settings | None = None, write: bool = True) -> tu
     model.meta = {"temperature": temperature}
     dev_res, val_res = outcomes(model, dev, dev_vecs), outcomes(model, val, val_vecs)
     floor, thresholds, chosen = choose_floor_and_thresholds(dev_res, val_res)
-    model.meta = {"kind": kind, "fingerprint": fingerprint(kind, base.name), "seed": SEED, "C": c,
-                  "temperature": temperature,
+    model.meta = {"C": c, "temperature": temperature,
                   "train_examples": len(pairs), "classes": len(model.classes), "support_floor": floor,
                   "thresholds": thresholds,
                   "faq_fallback": choose_faq_fallback(model, dev, dev_vecs, thresholds, floor),
                   "dev": {"accuracy": accuracy(dev_res), **chosen["dev"]},
-                  "public_val": {"accuracy": accuracy(val_res), **chosen["val"]},
-                  "train_seconds": round(time.perf_counter() - t0, 1), "base_model": base.name}
-    if write:
-        folder = model_dir(settings, kind, base.name)
-        model.save(folder)
-        if kind == "finetuned":
-            embedder._model.save(str(folder / "encoder"))  # noqa: SLF001
-    log.info("router %s: C=%s T=%s dev %s, public val %s", kind, c, model.temperature, model.meta["dev"],
-             model.meta["public_val"])
-    return model, embedder
+                  "public_val": {"accuracy": accuracy(val_res), **chosen["val"]}}
+    return model
 
 
 def choose_model(settings: Settings | None = None) -> str:
