@@ -73,11 +73,11 @@ def _step(node: str, update: dict[str, Any]) -> dict[str, Any]:
 async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)]) -> StreamingResponse:
     """Answer one question for the verified caller, streamed (the credential is checked before the body)."""
     await admit(who)
-    graph = await HOLDER.get()
+    desk = await HOLDER.get()
 
     async def stream() -> AsyncIterator[bytes]:
         # The client going away closes this stream, which stops the turn (vLLM aborts the request).
-        async with aclosing(stream_turn(graph, body.q, who.user, body.thread, request_context())) as events:
+        async with aclosing(stream_turn(desk, body.q, who.user, body.thread, request_context())) as events:
             async for kind, data in events:
                 if kind == "delta":
                     yield _sse("delta", {"text": data})

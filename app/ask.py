@@ -23,9 +23,9 @@ async def ask_one(question: str, user: str, thread: str | None, as_json: bool, o
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    async with open_graph() as graph:
+    async with open_graph() as desk:
         printer = None if as_json else (lambda t: print(t, end="", flush=True))
-        row = await run_turn(graph, question, user, thread, ctx, printer)
+        row = await run_turn(desk, question, user, thread, ctx, printer)
     if as_json:
         print(json.dumps(row, ensure_ascii=False))
     else:
@@ -59,13 +59,13 @@ async def ask_file(path: str, default_user: str, options: list[str]) -> int:
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    async with open_graph() as graph:
+    async with open_graph() as desk:
         for line in lines:
             item, err = _parse_line(line, default_user)
             if item is None:
                 row = error_row({}, err or "")
             else:
-                row = await run_turn(graph, item["q"], item["user"], item["thread"], ctx)
+                row = await run_turn(desk, item["q"], item["user"], item["thread"], ctx)
             print(json.dumps(row, ensure_ascii=False), flush=True)
     return 0
 

@@ -16,37 +16,40 @@ from app.ratelimit import RateLimit
 from app.settings import get_settings
 from app.turn import new_thread_id, open_graph, run_turn
 from graph.context import Context
+from graph.graph import Desk
 from graph.next_turn import WARMUP_PREFIX
 
 log = logging.getLogger(__name__)
 
 
 class GraphHolder:
-    """Builds the graph on first use inside the server's event loop and keeps it for the process."""
+    """Builds the help desk on first use inside the server's event loop and keeps it for the process."""
 
     def __init__(self) -> None:
-        self._graph: Any = None
+        self._desk: Desk | None = None
         self._cm: Any = None
         self._lock = asyncio.Lock()
 
-    async def get(self) -> Any:
-        """The compiled graph (built on the first call)."""
+    async def get(self) -> Desk:
+        """The help desk: the compiled graph and its resources (built on the first call)."""
         async with self._lock:
-            if self._graph is None:
+            if self._desk is None:
                 self._cm = open_graph(get_settings())
-                self._graph = await self._cm.__aenter__()
-            return self._graph
+                self._desk = await self._cm.__aenter__()
+            return self._desk
 
     async def close(self) -> None:
         """Close the graph's checkpointer and clients (a process that ends on its own, e.g. a probe)."""
         async with self._lock:
             if self._cm is not None:
                 await self._cm.__aexit__(None, None, None)
-            self._graph = self._cm = None
+            self._desk = self._cm = None
 
 
 HOLDER = GraphHolder()
 READY = asyncio.Event()  # set once warm(): /healthz says ready only then
+
+
 def request_context() -> Context:
     """The knobs of a served request: the defaults, and who writes drafts (settings: LLM_DRAFTS)."""
     return Context(llm_drafts=get_settings().llm_drafts)
@@ -66,14 +69,14 @@ async def warm() -> None:
     if READY.is_set():  # a Ray Serve replica warms in its constructor, before the app's lifespan starts
         return
     try:
-        graph = await HOLDER.get()
+        desk = await HOLDER.get()
         await warm_prefix_cache()
-        await seed_next_turn(graph)
+        await seed_next_turn(desk)
         await rate_limit().limiter.storage.check()  # the limiter's Redis connection
         warm_gradio()
         thread = f"{WARMUP_PREFIX}{new_thread_id()}"
         for q in WARM_QUESTIONS:
-            row = await run_turn(graph, q, "E1001", thread, Context())
+            row = await run_turn(desk, q, "E1001", thread, Context())
             if row.get("error"):
                 log.warning("warm-up question %r failed: %s", q, row["error"])
     except Exception:  # a service down at start: serve anyway (each path has its own fallback), and say so
@@ -82,12 +85,12 @@ async def warm() -> None:
         READY.set()
 
 
-async def seed_next_turn(graph: Any) -> None:
+async def seed_next_turn(desk: Desk) -> None:
     """Next-turn prefetch learns from the conversations kept, when this Redis has learned nothing yet; a
     failure costs only that (the warm-up's other steps are done), so it is logged, not raised.
     """
     try:
-        if learned := await graph.seed_next_turn():
+        if learned := await desk.seed_next_turn():
             log.info("next-turn prefetch learned %d request pairs from the conversations kept", learned)
     except Exception:  # noqa: BLE001 - prefetch then learns from live turns only
         log.warning("next-turn prefetch could not read the conversations kept", exc_info=True)

@@ -16,19 +16,20 @@ from typing import Any, Literal
 
 from app.turn import run_turn
 from graph.context import Context
+from graph.graph import Desk
 
 EventKind = Literal["delta", "update", "final"]
 _DONE = object()
 
 
-async def stream_turn(graph: Any, question: str, user: str, thread: str | None,
+async def stream_turn(desk: Desk, question: str, user: str, thread: str | None,
                       ctx: Context) -> AsyncIterator[tuple[EventKind, Any]]:
     """The events of one turn as they happen; an exception of the turn is raised after its last event."""
     events: asyncio.Queue[tuple[Any, Any]] = asyncio.Queue()
 
     async def turn() -> None:
         try:
-            row = await run_turn(graph, question, user, thread, ctx,
+            row = await run_turn(desk, question, user, thread, ctx,
                                  on_delta=lambda text: events.put_nowait(("delta", text)),
                                  on_update=lambda node, update: events.put_nowait(("update", (node, update))))
             events.put_nowait(("final", row))

@@ -20,7 +20,7 @@ from app.observability import record, run_config, user_hash
 from app.runtime import build_deps
 from app.settings import Settings, get_settings
 from graph.context import Context
-from graph.graph import build_graph
+from graph.graph import Desk, build_desk
 
 log = logging.getLogger(__name__)
 NOT_YOUR_CONVERSATION = ("This conversation belongs to someone else, so it cannot be continued or read here. "
@@ -66,8 +66,8 @@ async def _postgres_saver(saver_cls: Any, url: str) -> AsyncIterator[Any]:
 
 
 @asynccontextmanager
-async def open_graph(settings: Settings | None = None):
-    """The compiled graph with its checkpointer, and its resources closed afterwards."""
+async def open_graph(settings: Settings | None = None) -> AsyncIterator[Desk]:
+    """The help desk (the compiled graph with its checkpointer), and its resources closed afterwards."""
     settings = settings or get_settings()
     settings.run_dir.mkdir(parents=True, exist_ok=True)
     deps = await build_deps(settings)
@@ -75,15 +75,18 @@ async def open_graph(settings: Settings | None = None):
         if hasattr(saver, "setup"):
             await saver.setup()
         try:
-            yield build_graph(deps, checkpointer=saver)
+            yield build_desk(deps, checkpointer=saver)
         finally:
             await deps.tools.aclose()
             await deps.redis.aclose()
 
 
-async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx: Context,
+async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | None, ctx: Context,
                    on_delta: Any = None, on_update: Any = None) -> dict[str, Any]:
     """One question through the graph, streamed; returns the row `ask --json` prints.
+
+    `desk` is the help desk (`open_graph`), or a bare compiled graph over the same state (the benchmark's
+    plain agent), which then has no early start.
 
     `on_delta(text)` receives each answer piece as it is produced, `on_update(node, update)` each
     node's state update (the chat shows them as steps). `user` comes from a verified credential
@@ -96,8 +99,9 @@ async def run_turn(graph: Any, question: str, user: str, thread: str | None, ctx
     ttft = None
     final: dict[str, Any] = {}
     row: dict[str, Any] = {"q": question, "user": user, "thread": thread}
-    if (start_early := getattr(graph, "start_early", None)) is not None:  # not on the plain agent
-        start_early(question, ctx)
+    graph = desk.graph if isinstance(desk, Desk) else desk
+    if isinstance(desk, Desk):
+        desk.start_early(question, ctx)
     try:
         owner = None if fresh else await thread_owner(graph, thread)
         if owner is not None and owner != user:  # a conversation belongs to whoever started it

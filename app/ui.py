@@ -75,8 +75,8 @@ async def respond(message: str, history: list, thread: str,
     yield history, ""
     lines: list[str] = []
     row: dict[str, Any] = {}
-    graph = await HOLDER.get()
-    async with aclosing(stream_turn(graph, message, employee, thread, request_context())) as events:
+    desk = await HOLDER.get()
+    async with aclosing(stream_turn(desk, message, employee, thread, request_context())) as events:
         async for kind, payload in events:
             if kind == "final":
                 row = payload

@@ -1,7 +1,8 @@
 """Process-wide resources the nodes use: clients for vLLM, Redis, the tool backend, the embedder.
 
 Built once by the entry point (app/) from its settings and handed to `build_graph`; nothing here
-holds per-request or per-user state, so replicas can run side by side.
+holds per-request or per-user state, so replicas can run side by side. The tasks a turn leaves running
+for a later node or turn (prefetches) belong to the graph's nodes (graph/nodes.py), not to these clients.
 """
 
 from __future__ import annotations
@@ -38,9 +39,6 @@ class Deps:
     tools: ToolClient
     llm: BaseChatModel
     llm_gate: LLMGate = field(default_factory=LLMGate)  # backpressure on the LLM
-    # The prefetch hand-off: prefetch_tools starts tasks under the turn id, call_tools takes them
-    # (graph/executor.py:Prefetcher). Transient tasks of this process's turns only; results go to Redis.
-    prefetches: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # One bounded memo of embeddings by text: the router (when it shares the model), the kb cache and

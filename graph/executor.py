@@ -146,33 +146,39 @@ async def run_plan(deps: Deps, plan: list[ToolCall], user: str, ctx: Context,
     return [done[c["id"]] for c in plan]
 
 
-class Prefetcher:
-    """Prefetches of one turn, kept on `Deps.prefetches` under the turn id: started before planning,
-    taken or cancelled by the tool stage. Only transient tasks live there, never results (Redis has those).
+class TurnPrefetches:
+    """This process's prefetch tasks of each turn, by turn id: started by prefetch_tools before planning, taken
+    (once) or cancelled by the tool stage. Only transient tasks live here, never results (Redis has those); the
+    tasks of turns that never reached the tool stage (aborted runs) are cancelled after `max_age_s`.
     """
 
-    @staticmethod
-    def start(turn_id: str, deps: Deps, calls: list[tuple[str, dict[str, Any]]], user: str,
+    def __init__(self, max_age_s: float = 120.0) -> None:
+        self.max_age_s = max_age_s
+        self._by_turn: dict[str, tuple[float, dict[str, asyncio.Task[Outcome]]]] = {}
+
+    def start(self, turn_id: str, deps: Deps, calls: list[tuple[str, dict[str, Any]]], user: str,
               ctx: Context) -> list[str]:
         """Start the calls in the background; returns their signatures."""
-        Prefetcher._sweep(deps)
-        for task in deps.prefetches.pop(turn_id, (0.0, {}))[1].values():  # a restarted turn: drop the old ones
+        self._sweep()
+        for task in self._by_turn.pop(turn_id, (0.0, {}))[1].values():  # a restarted turn: drop the old ones
             task.cancel()
         unique = {signature(n, a): (n, a) for n, a in calls  # the same call twice is fetched once
                   if TOOLS.get(n) and TOOLS[n].prefetchable and TOOLS[n].idempotent}
         tasks = {sig: asyncio.create_task(fetch(deps, n, a, user, ctx)) for sig, (n, a) in unique.items()}
-        deps.prefetches[turn_id] = (time.monotonic(), tasks)
+        self._by_turn[turn_id] = (time.monotonic(), tasks)
         return list(tasks)
 
-    @staticmethod
-    def take(deps: Deps, turn_id: str) -> dict[str, asyncio.Task[Outcome]]:
+    def take(self, turn_id: str) -> dict[str, asyncio.Task[Outcome]]:
         """Hand this turn's prefetches to the tool stage (at most once)."""
-        return deps.prefetches.pop(turn_id, (0.0, {}))[1]
+        return self._by_turn.pop(turn_id, (0.0, {}))[1]
 
-    @staticmethod
-    def _sweep(deps: Deps, max_age_s: float = 120.0) -> None:
+    def turns(self) -> set[str]:
+        """The turns whose prefetches are waiting for their tool stage."""
+        return set(self._by_turn)
+
+    def _sweep(self) -> None:
         """Cancel prefetches of turns that never reached the tool stage (aborted runs)."""
         now = time.monotonic()
-        for tid in [t for t, (ts, _) in deps.prefetches.items() if now - ts > max_age_s]:
-            for task in deps.prefetches.pop(tid)[1].values():
+        for tid in [t for t, (ts, _) in self._by_turn.items() if now - ts > self.max_age_s]:
+            for task in self._by_turn.pop(tid)[1].values():
                 task.cancel()

@@ -7,15 +7,19 @@ START -> start_turn -> route_question -> answer_faq -> END                      
                                       -> refuse -> END                            someone else's data, not English
 compose_answer ends the turn with a named outcome (error, template, partial, closest_faq,
 handbook_quote, not_in_handbook) or hands over to write_answer ("llm") when only the LLM can answer.
+
+`build_desk` returns the compiled graph in a `Desk`, beside what the entry points do around a turn with the
+same resources (start the question's embedding early, seed next-turn prefetch at a server's warm-up).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
@@ -25,6 +29,8 @@ from graph.kit import context_of, normalize
 from graph.next_turn import NextTurn
 from graph.nodes import Nodes
 from graph.state import AnsweredBy, InputState, State
+
+HelpdeskGraph = CompiledStateGraph[State, Context, InputState, State]
 
 
 def route_after_start(state: State) -> Literal["refuse", "route_question"]:
@@ -78,16 +84,36 @@ ANSWER_OUTCOMES: dict[Hashable, str] = {  # keys: graph.state.AnsweredBy
 }
 
 
-def start_early(deps: Deps, question: str, ctx: Context) -> None:
-    """Before the graph runs (app/turn.py:run_turn calls it): start the question's embedding, which
-    route_question needs, so it is computed on the embedding thread while LangGraph loads the
-    conversation, instead of after it (idle, FAQ answers ~20% sooner: README, Benchmark; `Context.early_embedding`).
+@dataclass(frozen=True)
+class Desk:
+    """The compiled graph and what an entry point does around its turns with the same resources. The compiled
+    graph stays a plain LangGraph graph (Studio serves `graph` as it is); nothing is attached to it.
     """
-    if ctx.early_embedding and len(question) <= ctx.max_question_chars and (text := normalize(question)):
-        deps.prefetch_embedding(text)
+
+    graph: HelpdeskGraph  # the turns: astream / ainvoke / aget_state, with its checkpointer
+    deps: Deps  # the process's clients it was built around
+    next_turn: NextTurn  # the graph's next-turn prefetcher (the one its nodes use)
+
+    def start_early(self, question: str, ctx: Context) -> None:
+        """Before the graph runs (app/turn.py:run_turn calls it): start the question's embedding, which
+        route_question needs, so it is computed on the embedding thread while LangGraph loads the
+        conversation, instead of after it (idle, FAQ answers ~20% sooner: docs/benchmark.md; `Context.early_embedding`).
+        """
+        if ctx.early_embedding and len(question) <= ctx.max_question_chars and (text := normalize(question)):
+            self.deps.prefetch_embedding(text)
+
+    def forget_embedding(self, text: str) -> None:
+        """Drop a text's memoized embeddings, so that its next turn does the same work again (the probes)."""
+        self.deps.forget_embedding(text)
+
+    async def seed_next_turn(self) -> int:
+        """At a server's warm-up: next-turn prefetch learns from the conversations the checkpointer holds
+        (the pairs counted; 0 when this Redis namespace has learned before, or there is no checkpointer).
+        """
+        return await self.next_turn.seed_from_history(self.graph.checkpointer)
 
 
-def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpdesk"):
+def build_desk(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpdesk") -> Desk:
     """Compile the graph around the process's resources (no checkpointer for LangGraph Studio)."""
     nodes = Nodes(deps)
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
@@ -111,9 +137,9 @@ def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "help
     builder.add_conditional_edges("compose_answer", how_answered, ANSWER_OUTCOMES)  # named outcomes
     builder.add_edge("write_answer", END)  # the LLM's answer, streamed
     builder.add_edge("refuse", END)  # one-sentence refusal
-    graph = builder.compile(checkpointer=checkpointer, name=name)
-    graph.start_early = functools.partial(start_early, deps)  # type: ignore[attr-defined]
-    graph.forget_embedding = deps.forget_embedding  # type: ignore[attr-defined]  # probes: the same work again
-    # At a server's warm-up: next-turn prefetch learns from the conversations the checkpointer holds.
-    graph.seed_next_turn = functools.partial(NextTurn(deps).seed_from_history, checkpointer)  # type: ignore[attr-defined]
-    return graph
+    return Desk(builder.compile(checkpointer=checkpointer, name=name), deps, nodes.next_turn)
+
+
+def build_graph(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpdesk") -> HelpdeskGraph:
+    """The compiled graph alone, for callers that only run turns through it (LangGraph Studio, tests)."""
+    return build_desk(deps, checkpointer, name).graph

@@ -12,7 +12,8 @@ allows.
 Results go where every result goes, the tool cache; the next turn finds them there and reports them as
 served by `next_turn`. A call that reached the backend and was not asked for is counted as wasted. A new
 question in the conversation cancels whatever is still running. The tasks are this process's transient
-work only (`Deps.prefetches`); the counts, the budget and the offered calls live in Redis.
+work only, kept per conversation on the graph's one `NextTurn` (`Ahead`); the counts, the budget and the
+offered calls live in Redis.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -36,6 +38,7 @@ OFFERED_MAX = 1000  # more than any per-session prefetch budget
 KEEP_S = 3600  # the budget and the offered calls of a conversation are forgotten after an idle hour
 HISTORY_LIMIT = 20_000  # checkpoints read when a namespace is seeded from the conversations kept
 WARMUP_PREFIX = "warmup-"  # the threads a server's warm-up asks on (app/shared.py): not conversations
+SWEEP_S = 120.0  # a conversation's tasks untouched this long are stopped and forgotten (it was left)
 
 
 async def tool_turns(checkpointer: Any, limit: int = HISTORY_LIMIT,
@@ -64,11 +67,25 @@ async def tool_turns(checkpointer: Any, limit: int = HISTORY_LIMIT,
     return out
 
 
+@dataclass
+class Ahead:
+    """What next-turn prefetch is doing for one conversation in this process (tasks only; results go to Redis)."""
+
+    since: float  # when it last changed (time.monotonic())
+    job: asyncio.Future[None] | None = None  # after_answer, while it learns and decides what to fetch
+    calls: dict[str, asyncio.Task[Outcome]] = field(default_factory=dict)  # the calls it started, by signature
+    # Calls still running when the next question came: that turn's tool stage waits for them or stops them.
+    in_flight: dict[str, asyncio.Task[Outcome]] = field(default_factory=dict)
+
+
 class NextTurn:
-    """Learns which request follows which, and prefetches the likely next one for the caller."""
+    """Learns which request follows which, and prefetches the likely next one for the caller. One per graph
+    (`Nodes.next_turn`): it keeps each conversation's tasks between one turn and the next.
+    """
 
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
+        self._ahead: dict[str, Ahead] = {}  # by thread id
 
     def _key(self, *parts: str) -> str:
         return self.deps.cache.namespace + PREFIX + ":".join(parts)
@@ -118,8 +135,10 @@ class NextTurn:
     def launch(self, thread: str, user: str, previous: list[str], intents: list[str], slots: dict[str, Any],
                ctx: Context) -> None:
         """Run `after_answer` in the background: the answer never waits for it; a new question cancels it."""
+        self._sweep()
         job = asyncio.ensure_future(self.after_answer(thread, user, previous, intents, dict(slots), ctx))
-        self.deps.prefetches[f"next:{thread}"] = (time.monotonic(), {"start": job})
+        kept = self._ahead.get(thread)  # calls an unplanned turn did not join stay handed to the next question
+        self._ahead[thread] = Ahead(time.monotonic(), job=job, in_flight=kept.in_flight if kept else {})
 
     async def after_answer(self, thread: str, user: str, previous: list[str], intents: list[str],
                            slots: dict[str, Any], ctx: Context) -> None:
@@ -155,7 +174,8 @@ class NextTurn:
         tasks = {sig: asyncio.create_task(self._fetch(thread, sig, name, args, user, ctx))
                  for sig, (name, args) in chosen}
         if tasks:
-            self.deps.prefetches[f"next:{thread}"] = (time.monotonic(), tasks)
+            ahead = self._ahead.setdefault(thread, Ahead(time.monotonic()))
+            ahead.since, ahead.job, ahead.calls = time.monotonic(), None, tasks
 
     async def _fetch(self, thread: str, sig: str, name: str, args: dict[str, Any], user: str,
                      ctx: Context) -> Outcome:
@@ -188,13 +208,13 @@ class NextTurn:
         waits for it if the turn asks it and stops it otherwise. Until the tool stage says which it used, every
         offered call counts as wasted.
         """
-        _, tasks = self.deps.prefetches.pop(f"next:{thread}", (0.0, {}))
-        if (start := tasks.pop("start", None)) is not None:
-            start.cancel()  # still deciding what to fetch: too late now
-        self.deps.prefetches.pop(f"next:{thread}:in_flight", None)  # an earlier turn's: done, offered if useful
-        running = {sig: t for sig, t in tasks.items() if not t.done()}
+        # An earlier turn's calls in flight that no tool stage joined are done by now: offered if useful.
+        last = self._ahead.pop(thread, None) or Ahead(0.0)
+        if last.job is not None:
+            last.job.cancel()  # still deciding what to fetch: too late now
+        running = {sig: t for sig, t in last.calls.items() if not t.done()}
         if running:  # the question came before the calls returned: this turn may use them
-            self.deps.prefetches[f"next:{thread}:in_flight"] = (time.monotonic(), running)
+            self._ahead[thread] = Ahead(time.monotonic(), in_flight=running)
         members: Any = []
         try:
             # Read and remove in one command (atomic, and one key: fine on a Redis Cluster).
@@ -208,10 +228,23 @@ class NextTurn:
         """For the tool stage: this turn's prefetches plus the last turn's next-turn calls still in flight when
         the question came (taken once), and which of them came from the last turn.
         """
-        ahead = self.deps.prefetches.pop(f"next:{thread}:in_flight", (0.0, {}))[1] if thread else {}
+        ahead: dict[str, Any] = {}
+        if thread and (kept := self._ahead.get(thread)) is not None:
+            ahead, kept.in_flight = kept.in_flight, {}
+            if kept.job is None and not kept.calls:
+                del self._ahead[thread]
         for sig in ahead.keys() & prefetched.keys():  # the same call started twice: keep this turn's
             ahead.pop(sig).cancel()
         return {**ahead, **prefetched}, set(ahead)
+
+    def _sweep(self) -> None:
+        """Stop and forget the tasks of conversations untouched for `SWEEP_S` (left, or their turn aborted)."""
+        now = time.monotonic()
+        for thread in [t for t, a in self._ahead.items() if now - a.since > SWEEP_S]:
+            left = self._ahead.pop(thread)
+            for task in [left.job, *left.calls.values(), *left.in_flight.values()]:
+                if task is not None:
+                    task.cancel()
 
 
 def account(next_turn: dict[str, Any], results: list[Any], left: int = 0) -> tuple[list[Any], dict[str, Any]]:

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from graph import drafts, extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
-from graph.executor import Prefetcher, run_plan
+from graph.executor import TurnPrefetches, run_plan
 from graph.kit import context_of, current_context, emit, emit_chunked, normalize, thread_of, timed, today_of
 from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn
@@ -26,10 +26,15 @@ from tools.registry import INTENTS, carried_slots
 
 
 class Nodes:
-    """Node functions bound to the process's resources."""
+    """Node functions bound to the process's resources, and the tasks a node leaves for a later one: this
+    turn's prefetches (started before planning, taken by the tool stage) and next-turn prefetch's, per
+    conversation. One `Nodes` per compiled graph.
+    """
 
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
+        self.prefetches = TurnPrefetches()
+        self.next_turn = NextTurn(deps)
 
     @timed
     async def start_turn(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -43,7 +48,7 @@ class Nodes:
             "router": {}, "parts": [],
             "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
             "tool_rounds": 0, "error": None, "answered_by": None, "streamed_parts": [], "timings_ms": {RESET: 0.0},
-            "next_turn": await NextTurn(self.deps).collect(thread) if (thread := thread_of()) else {},
+            "next_turn": await self.next_turn.collect(thread) if (thread := thread_of()) else {},
         }
         if not question:
             return {**fresh, "route": "invalid", "answer": "Please type a question: the message was empty."}
@@ -152,7 +157,7 @@ class Nodes:
         ctx = context_of(runtime)
         calls = templates.expected_calls(state.get("parts"), state["slots"], state["user"])
         predicted = [(c["name"], c["args"]) for c in calls if not c["depends_on"]]
-        started = Prefetcher.start(state["turn_id"], self.deps, predicted, state["user"], ctx)
+        started = self.prefetches.start(state["turn_id"], self.deps, predicted, state["user"], ctx)
         return {"prefetch": {"started": started, "used": 0, "wasted": 0}}
 
     @timed
@@ -168,7 +173,7 @@ class Nodes:
             raw = await llm.plan_tools(self.deps.llm, messages, ctx.plan_max_tokens, ctx.plan_arguments,
                                        self.deps.llm_gate)
         except llm.LLMUnavailable as exc:
-            for task in Prefetcher.take(self.deps, state.get("turn_id", "")).values():
+            for task in self.prefetches.take(state.get("turn_id", "")).values():
                 task.cancel()
             return {"error": str(exc), "llm_calls": state.get("llm_calls", 0) + 1}
         plan = llm.repair_plan(raw, state["slots"], state["user"], state["question"])
@@ -186,9 +191,9 @@ class Nodes:
     async def call_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Run the plan: parallel, cached, taking prefetched results that match."""
         ctx = context_of(runtime)
-        prefetched = Prefetcher.take(self.deps, state["turn_id"]) if state.get("prefetch") else {}
+        prefetched = self.prefetches.take(state["turn_id"]) if state.get("prefetch") else {}
         started = len(prefetched)
-        prefetched, ahead = NextTurn(self.deps).join(thread_of(), prefetched)  # the last turn's, still running
+        prefetched, ahead = self.next_turn.join(thread_of(), prefetched)  # the last turn's, still running
         parts = state.get("parts") or []
         streamed: list[int] = []
         arrived: list[Any] = []
@@ -212,7 +217,7 @@ class Nodes:
             task.cancel()
         update: dict[str, Any] = {"streamed_parts": streamed}
         if (nt := state.get("next_turn") or {}).get("offered") or nt.get("in_flight"):  # the last turn's prefetch
-            results, update["next_turn"] = await NextTurn(self.deps).settle(thread_of(), nt, results, left_ahead)
+            results, update["next_turn"] = await self.next_turn.settle(thread_of(), nt, results, left_ahead)
         update["results"] = results
         annotate(cache=",".join(f"{r['name']}:{r['cache']}" for r in results), tools=len(results))
         if started:
@@ -303,6 +308,6 @@ class Nodes:
             said = parts[0]["slots"] if len(parts) == 1 else state["slots"]  # a settled month is the one answered
             update["last_slots"] = {k: v for k, v in said.items() if k in carried_slots()}
             if thread := thread_of():  # learn what followed what, and prefetch the likely next request
-                NextTurn(self.deps).launch(thread, state["user"], state.get("last_intents") or [], intents, said,
-                                           current_context())
+                self.next_turn.launch(thread, state["user"], state.get("last_intents") or [], intents, said,
+                                      current_context())
         return update

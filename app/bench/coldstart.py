@@ -33,12 +33,12 @@ async def _measure(question: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     await shared.warm()
     warm_up_s = time.perf_counter() - t0
-    graph = await shared.HOLDER.get()
+    desk = await shared.HOLDER.get()
     rows = []
     for q, forget in ((question, False), (question, True), (question, False), (UNSEEN, False)):
         if forget:
-            graph.forget_embedding(normalize(q))
-        rows.append(await run_turn(graph, q, "E1001", new_thread_id(), Context()))
+            desk.forget_embedding(normalize(q))
+        rows.append(await run_turn(desk, q, "E1001", new_thread_id(), Context()))
     await shared.HOLDER.close()
     cold, warm, memo, unseen = (r["ttft_ms"] or r["total_ms"] for r in rows)
     return {"question": question, "route": rows[0]["route"], "warm_up_s": round(warm_up_s, 2),

@@ -32,8 +32,7 @@ from app.runtime import build_deps
 from app.settings import get_settings
 from app.turn import run_turn
 from graph.context import Context
-from graph.graph import build_graph
-from graph.next_turn import NextTurn
+from graph.graph import build_desk
 from tools.cache import ToolCache
 
 log = logging.getLogger(__name__)
@@ -62,15 +61,15 @@ class Runner:
         """
         for item in interleaved(training_sessions()):
             await self.run("train", item)
-        kept = self.graph("train").checkpointer
-        for variant in variants:
-            await NextTurn(self._deps_for(variant)).seed_from_history(kept)
+        kept = self.graph("train").graph.checkpointer
+        for variant in variants:  # each variant's own prefetcher, in its own namespace
+            await self.graph(variant).next_turn.seed_from_history(kept)
 
     def graph(self, variant: str) -> Any:
-        """The compiled graph of a variant (plain agent or optimized), built once."""
+        """A variant's graph, built once: the plain agent's compiled graph, or the help desk (`Desk`)."""
         if variant not in self.graphs:
             deps = self._deps_for(variant)
-            build = build_plain_agent if variant == "baseline" else build_graph
+            build = build_plain_agent if variant == "baseline" else build_desk
             self.graphs[variant] = build(deps, checkpointer=InMemorySaver())
         return self.graphs[variant]
 

@@ -27,9 +27,9 @@ def running(settings):
 
 @pytest.fixture(scope="session")
 async def helpdesk(running):
-    """The compiled graph on the real services, with an empty tool cache to start from."""
-    async with open_graph() as graph:
-        yield graph
+    """The help desk on the real services, with an empty tool cache to start from."""
+    async with open_graph() as desk:
+        yield desk
 
 
 @pytest.fixture(scope="session")

@@ -144,7 +144,7 @@ async def test_a_taken_over_thread_keeps_no_trace_of_the_intruder(api, settings,
     thread = uuid.uuid4().hex
     chat(api, {"q": "How many leave days do I have left?", "thread": thread}, t1)
     chat(api, {"q": "INTRUDER: and what about sick days?", "thread": thread}, t2)
-    state = await helpdesk.aget_state({"configurable": {"thread_id": thread}})
+    state = await helpdesk.graph.aget_state({"configurable": {"thread_id": thread}})
     texts = " ".join(str(m.content) for m in state.values["messages"])
     assert state.values["user"] == "E1008" and "INTRUDER" not in texts
 

@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from app.runtime import build_deps
 from app.turn import run_turn
 from graph.context import Context
-from graph.graph import build_graph
+from graph.graph import build_desk
 from tests.integration.proxy import FaultProxy
 
 LLM_Q = "Write a short cheerful note to my team about Mondays."  # only the LLM answers it, when it drafts
@@ -22,7 +22,7 @@ LLM_DRAFTS = Context(llm_drafts=True)
 
 async def _graph_through(settings, **update):
     deps = await build_deps(settings.model_copy(update=update))
-    return build_graph(deps, checkpointer=InMemorySaver()), deps
+    return build_desk(deps, checkpointer=InMemorySaver()), deps
 
 
 @pytest.fixture

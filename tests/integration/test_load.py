@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from app.bench.metrics import percentile
 from app.turn import run_turn
 from graph.context import Context
-from graph.graph import build_graph
+from graph.graph import build_desk
 from graph.llm_gate import LLMGate
 
 SESSIONS = int(os.environ.get("HELPDESK_LOAD_SESSIONS", "32"))
@@ -68,7 +68,7 @@ async def test_saturated_llm_sheds_load_with_a_busy_message(running):
 
     gate = LLMGate(limit=1, queue=2)
     deps = replace(await build_deps(get_settings()), llm_gate=gate)
-    graph = build_graph(deps, checkpointer=InMemorySaver())
+    graph = build_desk(deps, checkpointer=InMemorySaver())
     rows = await asyncio.gather(*(run_turn(graph, f"Write a short cheerful note to my team about day {i}.", "E1005",
                                            None, Context(llm_drafts=True)) for i in range(8)))
     busy = [r for r in rows if "busy" in r["answer"]]

@@ -1,5 +1,5 @@
 """The executor: parallel and dependent calls, failures as results, the cache, the LLM gate, and the
-Prefetcher's hand-off and sweep. The sweep: prefetches of turns that never reached the tool stage are
+per-turn prefetches' hand-off and sweep. The sweep: prefetches of turns that never reached the tool stage are
 cancelled after two minutes, and nothing younger (or already handed over) is touched. A fake clock
 stands in for time, and a backend that holds calls until released keeps prefetches in flight without
 sleeping.
@@ -13,7 +13,7 @@ import pytest
 
 from graph import executor
 from graph.context import Context
-from graph.executor import Prefetcher, run_plan, signature
+from graph.executor import TurnPrefetches, run_plan, signature
 from graph.state import ToolCall
 from tests.unit.conftest import FakeCache, make_deps
 
@@ -52,15 +52,23 @@ def clock(monkeypatch):
 @pytest.fixture
 def deps():
     # What a prefetch touches: the cache (a miss) and the backend. No router or embedder needed.
-    return SimpleNamespace(cache=FakeCache(), tools=HeldTools(), prefetches={})
+    return SimpleNamespace(cache=FakeCache(), tools=HeldTools())
+
+
+@pytest.fixture
+def prefetches():
+    return TurnPrefetches()
+
+
+def tasks_of(prefetches, turn_id):
+    """A turn's prefetch tasks, left where they are (the sweep's view, not the tool stage's)."""
+    return list(prefetches._by_turn[turn_id][1].values())
 
 
 def weather(city):
     return ("weather", {"city": city, "date": "2026-11-30"})
 
 
-def tasks_of(deps, turn_id):
-    return list(deps.prefetches[turn_id][1].values())
 
 
 async def settle(tasks):
@@ -69,56 +77,56 @@ async def settle(tasks):
     return [t.cancelled() for t in tasks]
 
 
-async def test_prefetches_of_a_turn_abandoned_for_over_two_minutes_are_cancelled(clock, deps):
-    Prefetcher.start("abandoned", deps, [weather("Paris")], "E1001", CTX)
-    old = tasks_of(deps, "abandoned")
+async def test_prefetches_of_a_turn_abandoned_for_over_two_minutes_are_cancelled(clock, deps, prefetches):
+    prefetches.start("abandoned", deps, [weather("Paris")], "E1001", CTX)
+    old = tasks_of(prefetches, "abandoned")
     await deps.tools.entered.wait()  # the backend call is really in flight
     clock.now += 121
-    started = Prefetcher.start("next", deps, [weather("Rome")], "E1001", CTX)
+    started = prefetches.start("next", deps, [weather("Rome")], "E1001", CTX)
     deps.tools.release.set()  # an uncancelled prefetch would now finish normally
     assert await settle(old) == [True]
-    assert Prefetcher.take(deps, "abandoned") == {}  # a late tool stage finds nothing and fetches afresh
-    fresh = Prefetcher.take(deps, "next")
+    assert prefetches.take("abandoned") == {}  # a late tool stage finds nothing and fetches afresh
+    fresh = prefetches.take("next")
     assert list(fresh) == started == [signature(*weather("Rome"))]
     (outcome,) = await asyncio.gather(*fresh.values())  # the new turn's prefetch was left alone
     assert outcome.error is None and outcome.data["city"] == "Rome"
 
 
-async def test_turns_up_to_two_minutes_old_keep_their_prefetches(clock, deps):
-    Prefetcher.start("t0", deps, [weather("Paris")], "E1001", CTX)
-    swept = tasks_of(deps, "t0")
+async def test_turns_up_to_two_minutes_old_keep_their_prefetches(clock, deps, prefetches):
+    prefetches.start("t0", deps, [weather("Paris")], "E1001", CTX)
+    swept = tasks_of(prefetches, "t0")
     clock.now += 30
-    Prefetcher.start("t30", deps, [weather("Rome")], "E1001", CTX)
+    prefetches.start("t30", deps, [weather("Rome")], "E1001", CTX)
     clock.now += 90  # t0 is exactly 120 s old: still within the limit
-    Prefetcher.start("t120", deps, [weather("Oslo")], "E1001", CTX)
-    assert set(deps.prefetches) == {"t0", "t30", "t120"}
+    prefetches.start("t120", deps, [weather("Oslo")], "E1001", CTX)
+    assert prefetches.turns() == {"t0", "t30", "t120"}
     clock.now += 0.5  # t0 is now past the limit, t30 is not
-    Prefetcher.start("t120.5", deps, [weather("Bern")], "E1001", CTX)
-    assert set(deps.prefetches) == {"t30", "t120", "t120.5"}
+    prefetches.start("t120.5", deps, [weather("Bern")], "E1001", CTX)
+    assert prefetches.turns() == {"t30", "t120", "t120.5"}
     deps.tools.release.set()
-    kept = [task for tid in ("t30", "t120", "t120.5") for task in Prefetcher.take(deps, tid).values()]
+    kept = [task for tid in ("t30", "t120", "t120.5") for task in prefetches.take(tid).values()]
     assert await settle(kept) == [False, False, False]
     assert await settle(swept) == [True]
 
 
-async def test_prefetches_already_handed_to_the_tool_stage_are_not_swept(clock, deps):
-    Prefetcher.start("slow", deps, [weather("Paris")], "E1001", CTX)
-    taken = Prefetcher.take(deps, "slow")  # the tool stage owns these now, however long it takes
+async def test_prefetches_already_handed_to_the_tool_stage_are_not_swept(clock, deps, prefetches):
+    prefetches.start("slow", deps, [weather("Paris")], "E1001", CTX)
+    taken = prefetches.take("slow")  # the tool stage owns these now, however long it takes
     clock.now += 3600
-    Prefetcher.start("later", deps, [weather("Rome")], "E1001", CTX)
+    prefetches.start("later", deps, [weather("Rome")], "E1001", CTX)
     deps.tools.release.set()
     assert await settle(list(taken.values())) == [False]
-    assert await settle(list(Prefetcher.take(deps, "later").values())) == [False]
+    assert await settle(list(prefetches.take("later").values())) == [False]
 
 
-async def test_the_sweep_runs_even_when_the_new_turn_prefetches_nothing(clock, deps):
-    Prefetcher.start("abandoned", deps, [weather("Paris")], "E1001", CTX)
-    old = tasks_of(deps, "abandoned")
+async def test_the_sweep_runs_even_when_the_new_turn_prefetches_nothing(clock, deps, prefetches):
+    prefetches.start("abandoned", deps, [weather("Paris")], "E1001", CTX)
+    old = tasks_of(prefetches, "abandoned")
     clock.now += 500
-    assert Prefetcher.start("empty", deps, [("no_such_tool", {})], "E1001", CTX) == []
+    assert prefetches.start("empty", deps, [("no_such_tool", {})], "E1001", CTX) == []
     deps.tools.release.set()
     assert await settle(old) == [True]
-    assert Prefetcher.take(deps, "empty") == {}
+    assert prefetches.take("empty") == {}
 
 
 def call(id_, name, args, deps=()):
@@ -171,9 +179,10 @@ async def test_second_call_hits_the_cache():
 async def test_prefetch_is_taken_when_it_matches_and_the_rest_is_left_for_cancelling():
     deps = make_deps()
     args = {"city": "Paris", "date": "2026-11-30"}
-    Prefetcher.start("turn1", deps, [("weather", args), ("leave_balance", {"employee": "E1001"})], "E1001", CTX)
-    pending = Prefetcher.take(deps, "turn1")
-    assert Prefetcher.take(deps, "turn1") == {}  # taken once
+    prefetches = TurnPrefetches()
+    prefetches.start("turn1", deps, [("weather", args), ("leave_balance", {"employee": "E1001"})], "E1001", CTX)
+    pending = prefetches.take("turn1")
+    assert prefetches.take("turn1") == {}  # taken once
     await asyncio.gather(*pending.values())  # the prefetches finish (no clock: wait on the tasks themselves)
     results = await run_plan(deps, [call("weather", "weather", args)], "E1001", CTX, pending)
     assert results[0]["cache"] == "prefetch" and results[0]["ok"]

@@ -9,6 +9,7 @@ from langchain_core.messages import HumanMessage
 
 from graph import kit
 from graph.context import Context
+from graph.graph import build_desk
 from tests.unit.conftest import make_deps
 
 CTX = Context(today="2026-11-29")
@@ -37,14 +38,14 @@ async def test_faq_question_exits_early_without_llm(graph_for):
     assert final["router"]["label"] == "faq:payday" and final["router"]["confidence"] >= 0.3
 
 
-async def test_the_question_is_embedded_before_the_graph_runs_unless_switched_off(graph_for):
+async def test_the_question_is_embedded_before_the_graph_runs_unless_switched_off():
     deps = make_deps()
     started: list[str] = []
     deps.prefetch_embedding = started.append  # the router's memo, which route_question then awaits
-    graph = graph_for(deps)
-    graph.start_early("  When is\tpayday? ", Context())  # the text route_question will embed
-    graph.start_early("When is payday?", Context(early_embedding=False))
-    graph.start_early("x" * 5000, Context())  # refused as too long: never embedded
+    desk = build_desk(deps)
+    desk.start_early("  When is\tpayday? ", Context())  # the text route_question will embed
+    desk.start_early("When is payday?", Context(early_embedding=False))
+    desk.start_early("x" * 5000, Context())  # refused as too long: never embedded
     assert started == ["When is payday?"]
 
 

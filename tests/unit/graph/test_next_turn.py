@@ -1,6 +1,9 @@
+import asyncio
+
+from graph.context import Context
 from graph.executor import signature
 from graph.next_turn import NextTurn, account
-from tests.unit.conftest import make_deps
+from tests.unit.conftest import FakeTools, make_deps
 
 
 def _result(name, args, cache):
@@ -75,3 +78,50 @@ async def test_a_new_namespace_learns_what_followed_what_from_the_conversations_
     assert await nt.likely("salary", min_share=0.3, min_seen=2) == ["attendance"]
     assert await nt.seed_from_history(saver) == 0  # seeded once: live turns count from then on
     assert await nt.likely("salary", min_share=0.3, min_seen=3) == []
+
+
+class HeldTools(FakeTools):
+    """The fake backend, holding every call until `release` is set (a prefetch stays in flight, no sleeping)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+        self.entered = asyncio.Event()
+
+    async def call(self, tool, args):
+        self.entered.set()
+        await self.release.wait()
+        return await super().call(tool, args)
+
+
+async def _prefetcher_that_expects_attendance_after_salary():
+    deps = make_deps()
+    deps.tools = HeldTools()
+    nt = NextTurn(deps)
+    for _ in range(2):
+        await nt.learn(["salary"], ["attendance"])
+    return deps, nt
+
+
+async def test_a_call_still_running_when_the_next_question_comes_is_handed_to_that_turn_once():
+    deps, nt = await _prefetcher_that_expects_attendance_after_salary()
+    nt.launch("t1", "E1001", [], ["salary"], {"month": "2026-10"}, Context())
+    await deps.tools.entered.wait()  # the attendance call reached the backend
+    sig = signature("attendance", {"employee": "E1001", "month": "2026-10"})
+    assert (await nt.collect("t1"))["in_flight"] == [sig]  # the next question: it may use the running call
+    prefetched, ahead = nt.join("t1", {})
+    assert list(prefetched) == [sig] and ahead == {sig}
+    assert nt.join("t1", {}) == ({}, set())  # taken once
+    deps.tools.release.set()
+    outcome = await prefetched[sig]
+    assert outcome.error is None and outcome.cache == "miss"
+
+
+async def test_a_new_question_while_the_prefetcher_still_decides_stops_it_before_any_call():
+    deps, nt = await _prefetcher_that_expects_attendance_after_salary()
+    nt.launch("t1", "E1001", [], ["salary"], {"month": "2026-10"}, Context())
+    job = nt._ahead["t1"].job  # learning from the turn, then deciding what to fetch
+    assert await nt.collect("t1") == {"offered": [], "in_flight": [], "used": 0, "wasted": 0}
+    await asyncio.wait([job])  # the job's end, whatever it was: an event, not a sleep
+    assert job.cancelled() and deps.tools.calls == [] and not deps.tools.entered.is_set()
+    assert nt.join("t1", {}) == ({}, set())
