@@ -1,7 +1,8 @@
 """How the router does on public intent data nobody on the project wrote: `python -m app calibrate --public`.
 
-Every query of a public data set's test split (CLINC150, BANKING77) goes through the real decision
-(`graph/router.py`), as a caller's question would. Reported per data set:
+Every query of a public data set's test split (CLINC150, BANKING77, and HWU64, the report-only set the
+router never trains or chooses on) goes through the real decision (`graph/router.py`), as a caller's
+question would. Reported per data set:
 
 - in-domain shortcut recall per mapped intent (CLINC's `pto_balance` must get the leave balance), and the
   in-domain wrong shortcuts (a mapped query that got another route's shortcut);
@@ -28,9 +29,11 @@ RECALL_TARGET = 0.90  # in-domain shortcut recall it aims for
 
 
 def public_test_items(per_intent: int | None = None) -> dict[str, list[PublicItem]]:
-    """Each data set's test split, or a stable sample of `per_intent` queries of every intent."""
+    """Each data set's test split, report-only sets included, or a stable sample of `per_intent` queries of
+    every intent.
+    """
     out = {}
-    for s in public_sets():
+    for s in public_sets(include_report=True):
         items = s.split("test")
         out[s.name] = sample(items, per_intent) if per_intent else items
     return out
@@ -91,9 +94,10 @@ def report(items: list[PublicItem], decided: list[Decision]) -> dict[str, Any]:
 
 async def evaluate_public(router: Router, per_intent: int | None = None) -> dict[str, Any]:
     """Every public test set through one router."""
+    held_out = {s.name for s in public_sets(include_report=True) if s.report_only}
     out = {}
     for name, items in public_test_items(per_intent).items():
-        out[name] = report(items, await decide_all(router, items))
+        out[name] = {"report_only": name in held_out, **report(items, await decide_all(router, items))}
     return out
 
 
@@ -102,7 +106,8 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     lines = []
     for name, r in results.items():
         i, o = r["in_domain"], r["out_of_domain"]
-        lines.append(f"{name}: out-of-domain wrong shortcuts {o['wrong_shortcuts']}/{o['items']} = "
+        held_out = " (report only: never trained or chosen on)" if r.get("report_only") else ""
+        lines.append(f"{name}{held_out}: out-of-domain wrong shortcuts {o['wrong_shortcuts']}/{o['items']} = "
                      f"{o['wrong_rate']:.2%} (95% bound {o['wrong_rate_upper95']:.2%}); in-domain recall "
                      f"{i['shortcuts_right']}/{i['items']} = {i['recall']:.1%}, wrong {i['wrong_shortcuts']}; "
                      f"ECE {r['ece']:.3f}")
