@@ -133,7 +133,7 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
     nxt = final.get("next_turn") or {}
     out = {**row, "answer": final.get("answer", ""), "route": final.get("route"),
             "intent": final.get("intent"), "answered_by": final.get("answered_by"), "faq": final.get("faq"),
-            "router": final.get("router") or {},
+            "router": decision.summary if (decision := final.get("router")) else {},
             "tools": [{"name": r["name"], "args": r["args"], "ms": r["ms"], "cache": r["cache"], "ok": r["ok"],
                        "error": r["error"]} for r in final.get("results") or []],
             "prefetch": final.get("prefetch") or {}, "llm_calls": final.get("llm_calls", 0),

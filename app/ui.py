@@ -18,6 +18,7 @@ from app.settings import get_settings
 from app.shared import HOLDER, http_client, rate_limit, request_context
 from app.stream import stream_turn
 from app.turn import new_thread_id
+from graph.paths import Decision
 from graph.replies import desk_covers
 
 log = logging.getLogger(__name__)
@@ -28,13 +29,13 @@ def step_lines(node: str, update: dict[str, Any]) -> list[str]:
     """One node's update as lines of the collapsible steps panel."""
     ms = (update.get("timings_ms") or {}).get(node)
     head = f"{node} {ms:.0f} ms" if ms is not None else node
-    router = update.get("router") or {}
+    decision: Decision | None = update.get("router")
     lines = [head]
-    if node == "route_question" and router:
-        parts = f", parts {' + '.join(router['intents'])}" if router.get("label") == "compound" else ""
-        lines = [f"{head}: router chose {router.get('label')} (confidence {router.get('confidence', 0):.2f}"
+    if node == "route_question" and decision:
+        parts = f", parts {' + '.join(decision.intents)}" if decision.label == "compound" else ""
+        lines = [f"{head}: router chose {decision.label} (confidence {round(decision.confidence, 3):.2f}"
                  f"{parts}) -> {update.get('route')} path"]
-        if update.get("route") == "llm" and router.get("reason", "").startswith("not sure"):
+        if update.get("route") == "llm" and decision.reason.startswith("not sure"):
             lines.append("  - not sure enough for a shortcut: the full path answers")
     elif node == "prefetch_tools" and update.get("prefetch"):
         lines = [f"{head}: prefetching {len(update['prefetch'].get('started', []))} tool(s)"]

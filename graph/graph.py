@@ -28,7 +28,8 @@ from graph.deps import Deps
 from graph.kit import context_of, normalize
 from graph.next_turn import NextTurn
 from graph.nodes import Nodes
-from graph.state import AnsweredBy, InputState, State
+from graph.paths import AnsweredBy
+from graph.state import InputState, State
 
 HelpdeskGraph = CompiledStateGraph[State, Context, InputState, State]
 
@@ -73,7 +74,7 @@ def how_answered(state: State) -> AnsweredBy:
 
 
 # compose_answer's outcomes: every one but "llm" is a finished answer written without the LLM.
-ANSWER_OUTCOMES: dict[Hashable, str] = {  # keys: graph.state.AnsweredBy
+ANSWER_OUTCOMES: dict[Hashable, str] = {  # keys: graph.paths.AnsweredBy, but write_answer's "draft"
     "error": END,  # the LLM or a service was unreachable: the reason, in one sentence
     "template": END,  # every part rendered from its tools' results
     "partial": END,  # some tools failed: what could be fetched, and what could not

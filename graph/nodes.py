@@ -16,6 +16,7 @@ from graph.executor import TurnPrefetches, run_plan
 from graph.kit import context_of, current_context, emit, emit_chunked, normalize, thread_of, timed, today_of
 from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn
+from graph.paths import ROUTE_OF, AnsweredBy, Route
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import closest_faq, faq_reply, not_in_handbook, out_of_scope, refusal, unknown_employee
@@ -45,7 +46,7 @@ class Nodes:
         question = normalize(raw)
         fresh: dict[str, Any] = {
             "turn_id": uuid.uuid4().hex, "question": question, "route": "", "intent": None, "slots": {},
-            "router": {}, "parts": [],
+            "router": None, "parts": [],
             "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
             "tool_rounds": 0, "error": None, "answered_by": None, "streamed_parts": [], "timings_ms": {RESET: 0.0},
             "next_turn": await self.next_turn.collect(thread) if (thread := thread_of()) else {},
@@ -72,20 +73,20 @@ class Nodes:
         question, user = state["question"], state["user"]
         d = await self.deps.router.decide(question, user, state.get("last_intents"), ctx.faq_enabled,
                                           ctx.templates_enabled)
-        update: dict[str, Any] = {"router": d.summary}
+        update: dict[str, Any] = {"router": d}
         annotate(router_label=d.label, router_confidence=round(d.confidence, 3), faq_hit=d.path == "faq")
         if d.path == "foreign":
-            return self._route(update, "refused", ENGLISH_ONLY)
+            return self._route(update, ROUTE_OF[d.path], ENGLISH_ONLY)
         if d.path == "faq" and d.faq_id in self.deps.faq:
             entry = self.deps.faq[d.faq_id]
             update["faq"] = {"id": entry.id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
-            return self._route(update, "faq", entry.answer)
+            return self._route(update, ROUTE_OF[d.path], entry.answer)
         profile = await self._profile(state)
         if profile is None:
             return self._route(update, "invalid", unknown_employee(user))
         update["profile"] = profile
         if d.path == "refuse":
-            return self._route(update, "refused", refusal(question, user))
+            return self._route(update, ROUTE_OF[d.path], refusal(question, user))
         previous = state.get("last_slots") or {}
         if d.label != "follow_up":  # a new request reuses only what it points back to ("that month", "there")
             previous = {k: v for k, v in previous.items() if k in refers_back(question)}
@@ -99,12 +100,12 @@ class Nodes:
                                                              profile, ctx))]
             plan = templates.plan_parts(parts, user)
             if plan is not None:
-                return {**update, **self._label("template", parts), "parts": parts, "plan": plan}
+                return {**update, **self._label(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
             return {**update, **self._label("llm", parts), "parts": parts}  # a slot is missing: the LLM plans
         if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
             parts = [Part(intent="policy_lookup", slots=slots)]  # chat: sure it is no Brightmart matter, so no
             plan = (templates.plan_parts(parts, user) or []) if d.path == "handbook" else []  # search to misquote
-            return {**update, **self._label("template", parts), "parts": parts, "plan": plan}
+            return {**update, **self._label(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
         if (route := drafts.route_of(d.path, d.label, question, ctx.templates_enabled and not ctx.llm_drafts)):
             return {**update, "route": route, "intent": "free_writing", "parts": []}
         parts = [Part(intent=i, slots={}, answer=faq_reply(self.deps.faq[i[4:]], sure=d.faq_parts[i] == "sure"))
@@ -131,12 +132,12 @@ class Nodes:
         return templates.settle_months(Part(intent=intent, slots=own), today_of(ctx))
 
     @staticmethod
-    def _route(update: dict[str, Any], route: str, answer: str) -> dict[str, Any]:
+    def _route(update: dict[str, Any], route: Route, answer: str) -> dict[str, Any]:
         annotate(route=route)
         return {**update, "route": route, "answer": answer}
 
     @staticmethod
-    def _label(route: str, parts: list[Part]) -> dict[str, Any]:
+    def _label(route: Route, parts: list[Part]) -> dict[str, Any]:
         label = "+".join(dict.fromkeys(p["intent"] for p in parts)) or None
         annotate(route=route, intent=label)
         return {"route": route, "intent": label}
@@ -178,7 +179,7 @@ class Nodes:
             return {"error": str(exc), "llm_calls": state.get("llm_calls", 0) + 1}
         plan = llm.repair_plan(raw, state["slots"], state["user"], state["question"])
         if ctx.plan_evidence:  # a small model's plan adds tools at random: keep those the router saw a hint of
-            hinted = set((state.get("router") or {}).get("hinted_tools", [])) | {"kb_search"}
+            hinted = set(d.hinted_tools if (d := state.get("router")) else []) | {"kb_search"}
             plan = [c for c in plan if c["name"] in hinted]
             plan = [c for c in plan if all(d in {p["id"] for p in plan} for d in c["depends_on"])]
         for call in templates.expected_calls(state.get("parts"), state["slots"], state["user"]):  # the router's: kept
@@ -240,7 +241,8 @@ class Nodes:
             parts = await extract.quote_parts(state.get("parts") or [], results, self.deps.embed_many,
                                               ctx.kb_answer_threshold)
             streamed = state.get("streamed_parts") or []
-            candidate = (state.get("router") or {}).get("faq_candidate")  # likely, not sure: offered as such
+            decision = state.get("router")
+            candidate = decision.faq_candidate if decision else None  # likely, not sure: offered as such
             offer = closest_faq(self.deps.faq[candidate]) if ctx.faq_fallback_enabled and candidate in self.deps.faq \
                 else None
             answer = templates.compose(parts, results, streamed)
@@ -250,7 +252,7 @@ class Nodes:
                 return self._said(state, answer, "template")
             if partial := templates.render_partial(parts, results, streamed):
                 return self._said(state, partial, "partial")
-            small_talk = (state.get("router") or {}).get("label") == "other"
+            small_talk = decision is not None and decision.small_talk
             if any(r["name"] == "kb_search" for r in results) or state["route"] == "llm" or small_talk:
                 if offer:
                     return self._said(state, offer, "closest_faq")
@@ -291,7 +293,7 @@ class Nodes:
         return {"messages": [AIMessage(state["answer"])]}
 
     # ------------------------------------------------------------------ helpers
-    def _said(self, state: State, answer: str, how: str) -> dict[str, Any]:
+    def _said(self, state: State, answer: str, how: AnsweredBy) -> dict[str, Any]:
         """Stream an answer written without the LLM (what call_tools already streamed is not repeated)."""
         parts = state.get("parts") or []
         already = " ".join(templates.render_part(parts, i, state.get("results") or []) or ""

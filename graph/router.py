@@ -8,20 +8,20 @@ under 1%) and the question is close to a training example of that route; otherwi
 the full LLM path answers. A question the model reads as compound is split into clauses, each
 routed on its own (background statements travel with the request after them).
 
-Regexes here only pull out entities (employee ids); the language check uses a trained detector.
+Regexes here only pull out entities (employee ids); the language check uses a trained detector. The
+decision's type and the names of the paths are graph/paths.py's.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from datetime import date
-from typing import Literal
 
 import numpy as np
 
 from graph.language import is_foreign
+from graph.paths import Decision, Path
 from graph.router_model import RouterModel, Scores
 from graph.slots import city_slot
 from graph.times import date_slot
@@ -36,7 +36,6 @@ from tools.domain import (
 )
 from tools.registry import INTENTS, is_personal, tools_of
 
-Path = Literal["faq", "template", "handbook", "refuse", "write", "chat", "llm", "foreign"]
 _POSSESSIVE = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)?)['’]s\b")
 _NOT_PEOPLE = {w.lower() for w in (*CITIES, *MONTH_NAMES, *WEEKDAYS, "today", "tomorrow", "yesterday", "month",
                                    "year", "week", "brightmart", "myhr", "company", "it", "what", "that", "where",
@@ -53,30 +52,6 @@ _CLAUSES = re.compile(r"\s*(?:[;?!.,]*\s+\b(?:and also|and then|and|also|plus|as
 # A long message (greeting, background, two questions, thanks) runs to five or six clauses, its context clauses read
 # with the request after them; past this many it is read whole (one embedding per clause, and more for context).
 _MAX_CLAUSES = 8
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The router's choice, with what the trace and the Path panel show."""
-
-    path: Path
-    label: str  # the model's top label (salary, faq:payday, handbook, ...), or "foreign" / "compound"
-    confidence: float  # its probability (1.0 for the language check)
-    intents: list[str] = field(default_factory=list)  # template intents, one per part
-    clauses: list[str] = field(default_factory=list)  # the text of each part, for per-part slots
-    faq_id: str | None = None
-    reason: str = ""
-    hinted_tools: list[str] = field(default_factory=list)  # tools of intents the model gave some weight
-    faq_candidate: str | None = None  # on the full path: the FAQ entry probable enough to offer as the closest
-    # Compound parts on the full path: their FAQ entries, "sure" (answered) or "closest" (not sure, offered as such).
-    faq_parts: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def summary(self) -> dict[str, object]:
-        """For the state, the trace and the UI."""
-        return {"path": self.path, "label": self.label, "confidence": round(self.confidence, 3),
-                "intents": self.intents, "faq_id": self.faq_id, "reason": self.reason,
-                "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate, "faq_parts": self.faq_parts}
 
 
 def split_clauses(text: str) -> list[str]:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from graph.paths import AnsweredBy, Decision, Route
+
 RESET = "__reset__"
-Route = Literal["", "faq", "template", "llm", "refused", "invalid"]  # "" until the router has decided
-AnsweredBy = Literal["error", "template", "partial", "closest_faq", "handbook_quote", "not_in_handbook", "draft",
-                     "llm"]
 
 
 def merge_timings(old: dict[str, float] | None, new: dict[str, float] | None) -> dict[str, float]:
@@ -69,9 +68,9 @@ class State(TypedDict, total=False):
     profile: dict[str, Any]  # pinned facts about the caller: name, city, department
     turn_id: str  # per turn: identifies in-flight prefetches
     question: str  # per turn: the open request, normalized
-    route: Route  # per turn: the path the router (or the input check) chose
+    route: Route  # per turn: the route the router's path (or the input check) led to (graph/paths.py)
     intent: str | None  # per turn: a label for traces and ask --json ("salary+weather"); `parts` holds the list
-    router: dict[str, Any]  # per turn: the router's decision {path, label, confidence, intents, reason}
+    router: Decision | None  # per turn: the router's decision (path, label, confidence, intents, reason, ...)
     parts: list[Part]  # per turn: what the request asks, one part per intent, each with its slots
     slots: dict[str, Any]  # per turn: filled slots (month, date, city, leave_type, ...)
     faq: dict[str, Any] | None  # per turn: the FAQ entry answered {id, score, accepted, reason}

@@ -35,7 +35,7 @@ async def test_faq_question_exits_early_without_llm(graph_for):
     assert final["answer"] == "Salaries are paid on the 25th of each month."
     assert "".join(deltas) == final["answer"]
     assert set(final["timings_ms"]) == {"start_turn", "route_question", "answer_faq"}
-    assert final["router"]["label"] == "faq:payday" and final["router"]["confidence"] >= 0.3
+    assert final["router"].label == "faq:payday" and final["router"].confidence >= 0.3
 
 
 async def test_the_question_is_embedded_before_the_graph_runs_unless_switched_off():
@@ -107,7 +107,7 @@ async def test_a_likely_faq_entry_below_the_shortcut_is_offered_as_the_closest_a
     deps.router.model.meta["faq_fallback"] = {"threshold": 0.3}
     graph = graph_for(deps)
     final, deltas = await ask(graph, "When is payday?")
-    assert final["route"] == "llm" and final["router"]["faq_candidate"] == "payday"
+    assert final["route"] == "llm" and final["router"].faq_candidate == "payday"
     assert final["answered_by"] == "closest_faq" and "".join(deltas) == final["answer"]
     assert final["answer"].startswith('The closest answer in our FAQ ("When is payday?"): Salaries are paid')
     assert "MyHR" in final["answer"]  # and where to ask when it is not the one
@@ -142,7 +142,7 @@ async def test_compound_request_runs_each_template_in_parallel_with_no_llm(graph
     graph = graph_for(deps)
     final, _ = await ask(graph, "What is my salary this month and the weather in Paris?")
     assert final["route"] == "template" and final["llm_calls"] == 0
-    assert final["router"]["label"] == "compound" and final["intent"] == "salary+weather"
+    assert final["router"].label == "compound" and final["intent"] == "salary+weather"
     assert {r["name"] for r in final["results"]} == {"salary", "weather"}
     assert final["results"][1]["args"]["city"] == "Paris"  # the weather part's own slot
     assert final["answer"].index("EUR") < final["answer"].index("Paris")  # parts in the order asked
@@ -236,7 +236,7 @@ async def test_what_the_router_is_sure_is_no_brightmart_matter_gets_what_the_des
     deps = make_deps()
     graph = graph_for(deps)
     final, deltas = await ask(graph, "tell me a joke")
-    assert final["router"]["path"] == "chat" and final["answered_by"] == "not_in_handbook"
+    assert final["router"].path == "chat" and final["answered_by"] == "not_in_handbook"
     assert deps.tools.calls == [] and final["llm_calls"] == 0  # no handbook search to quote on-topic sentences from
     assert "your own pay, attendance, leave" in final["answer"] and "".join(deltas) == final["answer"]
 
@@ -392,7 +392,7 @@ async def test_a_sure_handbook_part_is_quoted_beside_the_callers_figures(graph_f
                    DECEMBER: ("handbook", 0.95)})
     queries = handbook_says(deps)
     final, deltas = await ask(graph_for(deps), f"{LEAVE_LEFT}, and {DECEMBER}?", user="E1007")
-    assert final["router"]["path"] == "template" and final["router"]["intents"] == ["leave_balance", "handbook"]
+    assert final["router"].path == "template" and final["router"].intents == ["leave_balance", "handbook"]
     assert final["llm_calls"] == 0 and final["answered_by"] == "template", final["answer"]
     assert final["answer"].startswith("You have 7 days of annual leave left")
     assert final["answer"].endswith(f'{PEAK} (from "Annual leave")')
@@ -430,7 +430,7 @@ async def test_a_handbook_part_the_router_is_not_sure_of_takes_the_full_path_and
     rule = "Overtime must be approved by your line manager before you work it."
     queries = handbook_says(deps, f"## Overtime approval\n{rule}")
     final, _ = await ask(graph_for(deps), q, user="E1007")
-    assert final["router"]["path"] == "llm" and final["router"]["reason"] == "a part is not sure"
+    assert final["router"].path == "llm" and final["router"].reason == "a part is not sure"
     assert final["answer"].startswith("Your payslip for October 2026") and "EUR 1,014.00" in final["answer"]
     assert f'Overtime approval: {rule} (from "Annual leave")' in final["answer"], final["answer"]
     assert queries == ["the rule on overtime approval"]
@@ -444,7 +444,7 @@ async def test_two_handbook_questions_beside_a_figure_step_aside_from_the_shortc
                    "the dress code for stores": ("handbook", 0.95)})
     handbook_says(deps)
     final, _ = await ask(graph_for(deps), q, user="E1007")
-    assert final["router"]["path"] == "llm" and final["router"]["intents"] == ["leave_balance", "handbook"]
+    assert final["router"].path == "llm" and final["router"].intents == ["leave_balance", "handbook"]
 
 
 async def test_a_long_message_with_greetings_and_background_still_answers_both_its_questions(graph_for):
@@ -455,6 +455,6 @@ async def test_a_long_message_with_greetings_and_background_still_answers_both_i
     reading(deps, {q: ("compound", 0.99), f"{context}. Could you tell me {LEAVE_LEFT}": ("leave_balance", 0.99),
                    "when is payday": ("faq:payday", 0.95)})
     final, _ = await ask(graph_for(deps), q, user="E1007")
-    assert final["router"]["path"] == "template" and final["router"]["intents"] == ["leave_balance", "faq:payday"]
+    assert final["router"].path == "template" and final["router"].intents == ["leave_balance", "faq:payday"]
     assert "You have 7 days of annual leave left" in final["answer"]  # the FAQ part, needing no tool, streams first
     assert "Salaries are paid on the 25th of each month." in final["answer"]

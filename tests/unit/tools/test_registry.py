@@ -73,7 +73,7 @@ async def test_a_toy_tool_is_routed_called_cached_and_rendered(toy, graph_for):
     deps, requests = toy
     graph = graph_for(deps)
     final, deltas = await ask(graph, "What is the canteen serving tomorrow?", thread="a")
-    assert final["router"]["label"] == "canteen_menu" and final["route"] == "template"
+    assert final["router"].label == "canteen_menu" and final["route"] == "template"
     assert final["llm_calls"] == 0
     assert final["answer"] == "On 2026-11-30 the canteen serves lentil soup, risotto."
     assert "".join(deltas) == final["answer"]

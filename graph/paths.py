@@ -1,0 +1,67 @@
+"""The ways through the graph, named once: the router's reading of a question (a `Decision` on a `Path`),
+the route the turn then takes (`Route`, what `ask --json` and the metrics report), and the answer it ends
+with (`AnsweredBy`, one named edge each in graph/graph.py).
+
+A path is the router's; a route is what route_question makes of it. Most paths have one route (`ROUTE_OF`).
+route_question settles the others: a template whose slot is missing is planned by the LLM, a writing request
+is drafted ("template") or written by the LLM, and a caller the backend does not know is "invalid".
+
+The decision is a frozen dataclass kept in the state as it is (LangGraph's checkpoint serializer stores
+dataclasses, and collects this one from `State` when it is strict about types); `summary` is its plain-dict
+form for rows, traces and the chat's steps panel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# The router's reading: an FAQ entry, template intents, a handbook look-up, someone else's data, a writing
+# request, small talk ("chat": no Brightmart matter), not sure ("llm"), or not English.
+Path = Literal["faq", "template", "handbook", "refuse", "write", "chat", "llm", "foreign"]
+# The route a turn takes ("" until decided); a row adds "denied" (someone else's conversation) and "error".
+Route = Literal["", "faq", "template", "llm", "refused", "invalid"]
+RowRoute = Route | Literal["denied", "error"]
+# How the answer was written: compose_answer's outcomes ("llm" hands over to write_answer), and write_answer's
+# "draft" (a writing request's own words) and "llm".
+AnsweredBy = Literal["error", "template", "partial", "closest_faq", "handbook_quote", "not_in_handbook", "draft",
+                     "llm"]
+
+ROUTE_OF: dict[Path, Route] = {
+    "faq": "faq",  # the entry's answer, no LLM
+    "template": "template",  # the intents' templates (the LLM plans when a slot is missing)
+    "handbook": "template",  # searched and quoted from the handbook
+    "chat": "template",  # no Brightmart matter: what the desk covers, nothing searched
+    "refuse": "refused",  # someone else's data
+    "foreign": "refused",  # not English
+    "llm": "llm",  # not sure: the LLM plans
+}  # "write" has none: drafted ("template") or written by the LLM, as Context says
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The router's choice, with what the trace and the Path panel show."""
+
+    path: Path
+    label: str  # the model's top label (salary, faq:payday, handbook, ...), or "foreign" / "compound"
+    confidence: float  # its probability (1.0 for the language check)
+    intents: list[str] = field(default_factory=list)  # template intents, one per part
+    clauses: list[str] = field(default_factory=list)  # the text of each part, for per-part slots
+    faq_id: str | None = None
+    reason: str = ""
+    hinted_tools: list[str] = field(default_factory=list)  # tools of intents the model gave some weight
+    faq_candidate: str | None = None  # on the full path: the FAQ entry probable enough to offer as the closest
+    # Compound parts on the full path: their FAQ entries, "sure" (answered) or "closest" (not sure, offered as such).
+    faq_parts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def small_talk(self) -> bool:
+        """The model reads no Brightmart matter, sure ("chat") or not: nothing from the handbook is quoted."""
+        return self.label == "other"
+
+    @property
+    def summary(self) -> dict[str, object]:
+        """For rows (`ask --json`), traces and the UI."""
+        return {"path": self.path, "label": self.label, "confidence": round(self.confidence, 3),
+                "intents": self.intents, "faq_id": self.faq_id, "reason": self.reason,
+                "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate, "faq_parts": self.faq_parts}
