@@ -24,7 +24,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from app.auth import AuthError, Identity
-from app.shared import HOLDER, rate_limit, request_context, verifier
+from app.resources import Resources
 from app.stream import stream_turn
 
 log = logging.getLogger(__name__)
@@ -38,10 +38,15 @@ class ChatRequest(BaseModel):
     thread: str | None = Field(None, min_length=8, max_length=128, pattern=r"^[A-Za-z0-9_\-]+$")
 
 
+def resources_of(request: Request) -> Resources:
+    """The server's resources (app/web.py:build_app keeps them on `app.state`)."""
+    return request.app.state.resources
+
+
 async def caller(request: Request) -> Identity:
     """The verified identity of a request, or a 401 whose detail is the reason."""
     try:
-        return await verifier().identify(request.headers, request.cookies,
+        return await resources_of(request).verifier.identify(request.headers, request.cookies,
                                          request.client.host if request.client else None)
     except AuthError as exc:
         log.info("401 on %s: %s", request.url.path, exc)
@@ -49,9 +54,9 @@ async def caller(request: Request) -> Identity:
                                                                         f'error_description="{exc}"'}) from exc
 
 
-async def admit(who: Identity) -> None:
+async def admit(who: Identity, resources: Resources) -> None:
     """Count the request against the caller's limit; 429 beyond it."""
-    limit = rate_limit()
+    limit = resources.rate_limit
     if not await limit.allow(who.user):
         seconds = await limit.retry_after(who.user)
         raise HTTPException(429, limit.message(seconds), headers={"Retry-After": str(seconds)})
@@ -70,14 +75,15 @@ def _step(node: str, update: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.post("/v1/chat")
-async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)]) -> StreamingResponse:
+async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)],
+               resources: Annotated[Resources, Depends(resources_of)]) -> StreamingResponse:
     """Answer one question for the verified caller, streamed (the credential is checked before the body)."""
-    await admit(who)
-    desk = await HOLDER.get()
+    await admit(who, resources)
+    desk = await resources.get()
 
     async def stream() -> AsyncIterator[bytes]:
         # The client going away closes this stream, which stops the turn (vLLM aborts the request).
-        async with aclosing(stream_turn(desk, body.q, who.user, body.thread, request_context())) as events:
+        async with aclosing(stream_turn(desk, body.q, who.user, body.thread, resources.request_context())) as events:
             async for kind, data in events:
                 if kind == "delta":
                     yield _sse("delta", {"text": data})

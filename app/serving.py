@@ -33,14 +33,14 @@ class HelpDesk:
     """One replica: the warmed graph and clients, and the ASGI app that serves them."""
 
     async def __init__(self) -> None:
-        from app.shared import HOLDER, READY, warm
+        from app.shared import process_resources, warm
 
         os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-        await warm()  # the lifespan's own warm-up then finds READY set and returns at once
+        self._resources = process_resources()  # the replica's own (app/resources.py), shared with its app
+        await warm(self._resources)  # the lifespan's own warm-up then finds them ready and returns at once
         # A replica that cannot build its graph (a bad URL, a missing model) must not take traffic: raising
         # here makes Serve report the replica as failed and start another, instead of answering 500s.
-        await HOLDER.get()
-        self._ready = READY
+        await self._resources.get()
 
     def __serve_build_asgi_app__(self) -> Any:
         import ray
@@ -48,7 +48,7 @@ class HelpDesk:
 
         from app.web import build_app
 
-        app = build_app()
+        app = build_app(self._resources)  # Serve calls this after the constructor: the warmed resources
         name = ray.get_runtime_context().get_actor_name() or "unknown"
 
         @app.middleware("http")
@@ -61,7 +61,7 @@ class HelpDesk:
 
     def check_health(self) -> None:
         """Serve restarts a replica whose warm-up never finished."""
-        if not self._ready.is_set():
+        if not self._resources.ready.is_set():
             raise RuntimeError("the replica has not finished warming up")
 
 

@@ -14,13 +14,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from app.observability import record, run_config, user_hash
-from app.runtime import build_deps
+from app.resources import build_resources
 from app.settings import Settings, get_settings
 from graph.context import Context
-from graph.graph import Desk, build_desk
+from graph.graph import Desk
 
 log = logging.getLogger(__name__)
 NOT_YOUR_CONVERSATION = ("This conversation belongs to someone else, so it cannot be continued or read here. "
@@ -38,47 +37,13 @@ async def thread_owner(graph: Any, thread: str) -> str | None:
     return (snapshot.values or {}).get("user") if snapshot else None
 
 
-def checkpointer(settings: Settings) -> Any:
-    """The conversation store: SQLite under run_dir by default, Postgres when DATABASE_URL says so."""
-    url = settings.database_url or ""
-    if url.startswith(("postgres://", "postgresql://")):
-        try:
-            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-        except ImportError as exc:
-            raise SystemExit("DATABASE_URL points at Postgres: install the extra with "
-                             "`.venv/bin/pip install -e '.[postgres]'`") from exc
-        return _postgres_saver(AsyncPostgresSaver, url)
-    return AsyncSqliteSaver.from_conn_string(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
-
-
-@asynccontextmanager
-async def _postgres_saver(saver_cls: Any, url: str) -> AsyncIterator[Any]:
-    """A Postgres checkpointer on a connection pool: concurrent turns do not queue on one connection, and a
-    connection that died with a Postgres restart is checked and replaced before a turn gets it.
-    """
-    from psycopg.rows import dict_row
-    from psycopg_pool import AsyncConnectionPool
-
-    async with AsyncConnectionPool(url, min_size=1, max_size=8, open=False, check=AsyncConnectionPool.check_connection,
-                                   kwargs={"autocommit": True, "prepare_threshold": 0,
-                                           "row_factory": dict_row}) as pool:
-        yield saver_cls(pool)
-
-
 @asynccontextmanager
 async def open_graph(settings: Settings | None = None) -> AsyncIterator[Desk]:
-    """The help desk (the compiled graph with its checkpointer), and its resources closed afterwards."""
-    settings = settings or get_settings()
-    settings.run_dir.mkdir(parents=True, exist_ok=True)
-    deps = await build_deps(settings)
-    async with checkpointer(settings) as saver:
-        if hasattr(saver, "setup"):
-            await saver.setup()
-        try:
-            yield build_desk(deps, checkpointer=saver)
-        finally:
-            await deps.tools.aclose()
-            await deps.redis.aclose()
+    """The help desk for one command (the CLI, the probes, the tests): the process's resources
+    (app/resources.py), opened around it and closed afterwards.
+    """
+    async with build_resources(settings or get_settings()) as resources:
+        yield await resources.get()
 
 
 async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | None, ctx: Context,

@@ -14,8 +14,7 @@ from typing import Any
 
 import gradio as gr
 
-from app.settings import get_settings
-from app.shared import HOLDER, http_client, rate_limit, request_context
+from app.resources import Resources
 from app.stream import stream_turn
 from app.turn import new_thread_id
 from graph.paths import Decision
@@ -52,7 +51,7 @@ def step_lines(node: str, update: dict[str, Any]) -> list[str]:
     return lines
 
 
-async def respond(message: str, history: list, thread: str,
+async def respond(resources: Resources, message: str, history: list, thread: str,
                   request: gr.Request) -> AsyncIterator[tuple[list, str]]:
     """Stream one answer into the chat, with a collapsible list of the steps taken.
 
@@ -65,7 +64,7 @@ async def respond(message: str, history: list, thread: str,
     if not employee:  # the session expired between the page load and this message
         yield [*history, gr.ChatMessage(role="assistant", content=SIGN_IN)], message
         return
-    limit = rate_limit()
+    limit = resources.rate_limit
     if not await limit.allow(employee):
         reply = limit.message(await limit.retry_after(employee))
         yield [*history, gr.ChatMessage(role="assistant", content=reply)], message
@@ -76,8 +75,8 @@ async def respond(message: str, history: list, thread: str,
     yield history, ""
     lines: list[str] = []
     row: dict[str, Any] = {}
-    desk = await HOLDER.get()
-    async with aclosing(stream_turn(desk, message, employee, thread, request_context())) as events:
+    desk = await resources.get()
+    async with aclosing(stream_turn(desk, message, employee, thread, resources.request_context())) as events:
         async for kind, payload in events:
             if kind == "final":
                 row = payload
@@ -103,19 +102,29 @@ def new_thread() -> tuple[list, str]:
     return [], new_thread_id()
 
 
-async def whoami(request: gr.Request) -> str:
+async def whoami(resources: Resources, request: gr.Request) -> str:
     """The signed-in line at the top of the page."""
     user = request.username or "nobody"
     try:
-        p = (await http_client().get(f"{get_settings().backend}/employees/{user}", timeout=3)).json()
+        p = (await resources.http_client.get(f"{resources.settings.backend}/employees/{user}", timeout=3)).json()
         name = f"{user} · {p['name']}"
     except Exception:  # noqa: BLE001 - the id alone is enough
         name = user
     return f"Signed in as **{name}** · [Sign out](logout)"
 
 
-def build_ui() -> gr.Blocks:
-    """The chat page."""
+def build_ui(resources: Resources) -> gr.Blocks:
+    """The chat page, answering with the server's resources."""
+
+    async def answer(message: str, history: list, thread: str,
+                     request: gr.Request) -> AsyncIterator[tuple[list, str]]:
+        async with aclosing(respond(resources, message, history, thread, request)) as updates:  # a stop stops it
+            async for out in updates:
+                yield out
+
+    async def signed_in_line(request: gr.Request) -> str:
+        return await whoami(resources, request)
+
     with gr.Blocks(title="Brightmart help desk") as demo:
         gr.Markdown(f"## Brightmart help desk\nAsk about {desk_covers()}.")
         with gr.Row():
@@ -127,7 +136,7 @@ def build_ui() -> gr.Blocks:
                          submit_btn=True, elem_id="question")
         gr.Examples(["When is payday?", "What was my salary last month?",
                      "What should I wear in Paris tomorrow?", "How many leave days do I have left?"], box)
-        box.submit(respond, [box, chatbot, thread], [chatbot, box])
+        box.submit(answer, [box, chatbot, thread], [chatbot, box], api_name="respond")
         new.click(new_thread, [], [chatbot, thread])
-        demo.load(whoami, None, signed_in)
+        demo.load(signed_in_line, None, signed_in)
     return demo

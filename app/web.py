@@ -21,10 +21,11 @@ from fastapi import FastAPI, Form, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from app.api import router as api_router
-from app.auth import SESSION_COOKIE, AuthError
+from app.auth import SESSION_COOKIE, AuthError, Verifier
 from app.observability import metrics_text, setup_otel
+from app.resources import Resources
 from app.settings import get_settings
-from app.shared import READY, http_client, login_limit, verifier, warm
+from app.shared import process_resources, warm
 from graph.replies import desk_covers
 
 log = logging.getLogger(__name__)
@@ -48,32 +49,37 @@ def login_page(error: str = "", status: int = 200) -> HTMLResponse:
                         headers={"Cache-Control": "no-store"})
 
 
-async def session_user(request: Request) -> str | None:
-    """The signed-in employee of a chat request (Gradio's auth dependency), or None."""
+async def session_user(verifier: Verifier, request: Request) -> str | None:
+    """The signed-in employee of a chat request, or None."""
     try:
-        who = await verifier().identify(request.headers, request.cookies,
+        who = await verifier.identify(request.headers, request.cookies,
                                         request.client.host if request.client else None)
     except AuthError:
         return None
     return who.user
 
 
-def build_app() -> Any:
-    """The FastAPI app with the chat mounted on it."""
+def build_app(resources: Resources) -> Any:
+    """The FastAPI app with the chat mounted on it, serving with `resources` (kept on `app.state`)."""
     import gradio as gr
 
     from app.ui import build_ui
 
-    settings = get_settings()
+    settings = resources.settings
 
     @contextlib.asynccontextmanager
     async def warming(_: FastAPI) -> AsyncIterator[None]:
         """Warm up while the server starts (/healthz says ready when done): the first question is not cold."""
-        task = asyncio.create_task(warm())
+        task = asyncio.create_task(warm(resources))
         yield
         task.cancel()
 
+    async def signed_in(request: Request) -> str | None:
+        """Gradio's auth dependency: the signed-in employee, or None."""
+        return await session_user(resources.verifier, request)
+
     app = FastAPI(title="Brightmart help desk", lifespan=warming)
+    app.state.resources = resources  # the API's handlers read them here (app/api.py:resources_of)
     app.include_router(api_router)
 
     @app.get("/metrics")
@@ -83,7 +89,7 @@ def build_app() -> Any:
 
     @app.get("/healthz")
     def healthz() -> Response:
-        ready = READY.is_set()
+        ready = resources.ready.is_set()
         return Response(f'{{"ok": {str(ready).lower()}, "ready": {str(ready).lower()}}}',
                         status_code=200 if ready else 503, media_type="application/json")
 
@@ -94,12 +100,12 @@ def build_app() -> Any:
     @app.post("/login")
     async def login(request: Request, user: str = Form("", max_length=64),
                     password: str = Form("", max_length=256)) -> Response:
-        limit, peer = login_limit(), request.client.host if request.client else "unknown"
+        limit, peer = resources.login_limit, request.client.host if request.client else "unknown"
         if not (await limit.allow(f"user:{user.strip().upper()}") and await limit.allow(f"addr:{peer}")):
             log.warning("sign-in attempts over the limit for %s from %s", user[:12], peer)
             return login_page("Too many sign-in attempts; please wait a minute and try again.", 429)
         try:
-            r = await http_client().post(settings.login_url, json={"user": user, "password": password})
+            r = await resources.http_client.post(settings.login_url, json={"user": user, "password": password})
         except httpx.HTTPError:
             log.exception("sign-in service unreachable at %s", settings.login_url)
             return login_page("The sign-in service is not reachable right now; please try again shortly.", 503)
@@ -107,7 +113,7 @@ def build_app() -> Any:
             return login_page("Wrong employee id or password.", 401)
         token = r.json().get("access_token", "")
         try:
-            who = verifier().verify(token)
+            who = resources.verifier.verify(token)
         except AuthError as exc:
             log.error("the sign-in service returned a token that does not verify: %s", exc)
             return login_page("Sign-in failed; please contact the IT service desk.", 502)
@@ -126,12 +132,12 @@ def build_app() -> Any:
     @app.middleware("http")
     async def sign_in_first(request: Request, call_next: Any) -> Response:
         """The chat page itself sends a visitor without a valid session to the sign-in form."""
-        if request.method == "GET" and request.url.path == "/" and await session_user(request) is None:
+        if request.method == "GET" and request.url.path == "/" and await signed_in(request) is None:
             return RedirectResponse("login", status_code=303)
         return await call_next(request)
 
-    return gr.mount_gradio_app(app, build_ui().queue(default_concurrency_limit=16), path="/",
-                               auth_dependency=session_user)
+    return gr.mount_gradio_app(app, build_ui(resources).queue(default_concurrency_limit=16), path="/",
+                               auth_dependency=signed_in)
 
 
 def serve(host: str | None = None, port: int | None = None) -> None:
@@ -141,4 +147,5 @@ def serve(host: str | None = None, port: int | None = None) -> None:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     setup_otel()
     settings = get_settings()
-    uvicorn.run(build_app(), host=host or settings.ui_host, port=port or settings.ui_port, log_level="warning")
+    uvicorn.run(build_app(process_resources()), host=host or settings.ui_host, port=port or settings.ui_port,
+                log_level="warning")
