@@ -1,35 +1,66 @@
-"""Leave policies, weather and clothing rules of the demo backend (Brightmart's facts)."""
+"""Leave policies (written from data/facts.yaml), weather and clothing rules of the demo backend."""
 
 from __future__ import annotations
 
 import hashlib
 from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
 
 from tools.domain import CITIES, LEAVE_TYPES
 
-LEAVE_POLICIES: dict[str, dict[str, str]] = {
-    "annual": {"entitlement": "25 days a year (pro rata for part time), accrued monthly",
-               "pay": "full pay", "notice": "request in MyHR at least 2 weeks ahead (1 week for 2 days or fewer)",
-               "notes": "up to 5 unused days carry over and must be used by 31 March; store staff need "
-                        "regional approval from 15 November to 31 December"},
-    "sick": {"entitlement": "12 paid sick days a year", "pay": "full pay",
-             "notice": "phone your manager before your shift or by 09:30",
-             "notes": "a doctor's note is needed from the 4th consecutive day; record it in MyHR on your first "
-                      "day back"},
-    "maternity": {"entitlement": "16 weeks, then up to 10 more weeks",
-                  "pay": "full pay for the 16 weeks, then 70% pay",
-                  "notice": "tell HR at least 15 weeks before the due date", "notes": ""},
-    "paternity": {"entitlement": "4 weeks", "pay": "full pay",
-                  "notice": "agree dates with your manager", "notes": "within 6 months of the birth or adoption"},
-    "parental": {"entitlement": "up to 26 weeks per child until the child turns 8", "pay": "unpaid",
-                 "notice": "request in MyHR", "notes": ""},
-    "bereavement": {"entitlement": "5 days for a close family member, 1 day for others", "pay": "full pay",
-                    "notice": "tell your manager as soon as you can", "notes": ""},
-    "study": {"entitlement": "5 days a year for approved courses", "pay": "full pay",
-              "notice": "request in MyHR with the course details", "notes": "training budget EUR 1,000 a year"},
-    "unpaid": {"entitlement": "up to 30 days a year", "pay": "unpaid",
-               "notice": "needs manager and HR approval", "notes": ""},
-}
+FACTS_PATH = Path(__file__).resolve().parents[2] / "data" / "facts.yaml"
+
+
+def leave_policies(facts: dict[str, dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """The policy of each leave type, written from the leave facts (data/facts.yaml: each fact lives there)."""
+    a, s, m, pa, pr, b, st, u = (facts[k] for k in ("annual", "sick", "maternity", "paternity", "parental",
+                                                     "bereavement", "study", "unpaid"))
+    return {
+        "annual": {"entitlement": f"{a['days_a_year']} days a year (pro rata for part time), accrued monthly",
+                   "pay": "full pay",
+                   "notice": f"request in MyHR at least {a['notice_weeks']} weeks ahead "
+                             f"({a['short_notice_weeks']} week for {a['short_request_days']} days or fewer)",
+                   "notes": f"up to {a['carry_over_days']} unused days carry over and must be used by "
+                            f"{a['carry_over_until']}; store staff need regional approval from {a['peak_from']} "
+                            f"to {a['peak_until']}"},
+        "sick": {"entitlement": f"{s['paid_days_a_year']} paid sick days a year", "pay": "full pay",
+                 "notice": f"phone your manager before your shift or by {s['report_by']}",
+                 "notes": f"a doctor's note is needed from the {ordinal(s['note_from_day'])} consecutive day; "
+                          "record it in MyHR on your first day back"},
+        "maternity": {"entitlement": f"{m['full_pay_weeks']} weeks, then up to {m['more_weeks']} more weeks",
+                      "pay": f"full pay for the {m['full_pay_weeks']} weeks, then {m['more_weeks_pay_percent']}% pay",
+                      "notice": f"tell HR at least {m['notice_weeks']} weeks before the due date", "notes": ""},
+        "paternity": {"entitlement": f"{pa['weeks']} weeks", "pay": "full pay",
+                      "notice": "agree dates with your manager",
+                      "notes": f"within {pa['within_months']} months of the birth or adoption"},
+        "parental": {"entitlement": f"up to {pr['weeks_per_child']} weeks per child until the child turns "
+                                    f"{pr['until_age']}", "pay": "unpaid", "notice": "request in MyHR", "notes": ""},
+        "bereavement": {"entitlement": f"{b['close_family_days']} days for a close family member, "
+                                       f"{b['other_days']} day for others", "pay": "full pay",
+                        "notice": "tell your manager as soon as you can", "notes": ""},
+        "study": {"entitlement": f"{st['days_a_year']} days a year for approved courses", "pay": "full pay",
+                  "notice": "request in MyHR with the course details",
+                  "notes": f"training budget EUR {st['training_budget_eur']:,} a year"},
+        "unpaid": {"entitlement": f"up to {u['days_a_year']} days a year", "pay": "unpaid",
+                   "notice": "needs manager and HR approval", "notes": ""},
+    }
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def load_facts(path: Path = FACTS_PATH) -> dict[str, dict[str, Any]]:
+    """The leave facts, by leave type."""
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["leave"]
+
+
+LEAVE_POLICIES = leave_policies(load_facts())
 assert set(LEAVE_POLICIES) == set(LEAVE_TYPES), "every leave type of the domain has a policy"
 
 # Mean temperature per month (Jan..Dec), a rough European climate.
