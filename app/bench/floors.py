@@ -102,12 +102,47 @@ async def floor_ms(deps: Deps, row: dict[str, Any], user: str, llm_url: str, mod
 
 
 def floor_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per floor kind: how many rows, and median and p95 of latency over floor."""
+    """Per floor kind: how many rows, and median and p95 of latency over floor, to the end of the turn
+    (`median`, `p95`: `total_ms`, the row) and to the first text the caller receives (`first_text_median`,
+    `first_text_p95`: `ttft_ms`, the answer's first piece).
+    """
     out: dict[str, dict[str, float]] = {}
     for kind in ("faq", "cache_hit", "template", "llm"):
-        ratios = [r["total_ms"] / r["floor_ms"] for r in rows if r.get("floor_kind") == kind and r.get("floor_ms")]
+        kept = [r for r in rows if r.get("floor_kind") == kind and r.get("floor_ms")]
+        ratios = [r["total_ms"] / r["floor_ms"] for r in kept]
         if ratios:
             out[kind] = {"n": len(ratios), "median": percentile(ratios, 50), "p95": percentile(ratios, 95)}
+            first = [r["ttft_ms"] / r["floor_ms"] for r in kept if r.get("ttft_ms") is not None]
+            if first:
+                out[kind] |= {"first_text_median": percentile(first, 50), "first_text_p95": percentile(first, 95)}
+    return out
+
+
+def nodes_ms(row: dict[str, Any]) -> float:
+    """The time a turn spent inside its nodes (their own `timings_ms`): the answering work."""
+    return sum(v for v in (row.get("timings_ms") or {}).values() if isinstance(v, int | float))
+
+
+def overhead_budget(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The turn's own cost on the shortcut paths (faq, cache_hit, template), at p50 and p95 beside the floor.
+
+    `framework_ms` is the time to the final result (`total_ms`) less the time inside the nodes: LangGraph's
+    steps, the checkpoint read and write, the stream and the thread-owner check. `first_text_ms` is when the
+    answer's first text reached the caller; the `*_over_floor` ratios are per row.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for kind in ("faq", "cache_hit", "template"):
+        kept = [r for r in rows if r.get("floor_kind") == kind and r.get("floor_ms") and r.get("ttft_ms") is not None]
+        if not kept:
+            continue
+        series = {"floor_ms": [r["floor_ms"] for r in kept], "first_text_ms": [r["ttft_ms"] for r in kept],
+                  "total_ms": [r["total_ms"] for r in kept], "nodes_ms": [nodes_ms(r) for r in kept],
+                  "framework_ms": [r["total_ms"] - nodes_ms(r) for r in kept],
+                  "after_first_text_ms": [r["total_ms"] - r["ttft_ms"] for r in kept],
+                  "first_text_over_floor": [r["ttft_ms"] / r["floor_ms"] for r in kept],
+                  "total_over_floor": [r["total_ms"] / r["floor_ms"] for r in kept]}
+        out[kind] = {"n": len(kept), **{f"{name}_p{p}": percentile(xs, p) for name, xs in series.items()
+                                        for p in (50, 95)}}
     return out
 
 

@@ -26,9 +26,18 @@ def optimized_lines(s: dict[str, Any]) -> str:
     """
     lines: list[str] = []
     if s.get("floor_ratio"):
-        lines.append("\n| floor (optimized over what its parts allow) | requests | median | p95 |\n|---|---|---|---|")
+        lines.append("\n| floor (optimized over what its parts allow) | requests | to first text, median | p95 "
+                     "| to the end of the turn, median | p95 |\n|---|---|---|---|---|---|")
         for kind, f in s["floor_ratio"].items():
-            lines.append(f"| {kind} | {f['n']} | {_fmt(f['median'], 2)}x | {_fmt(f['p95'], 2)}x |")
+            lines.append(f"| {kind} | {f['n']} | {_fmt(f.get('first_text_median'), 2)}x | "
+                         f"{_fmt(f.get('first_text_p95'), 2)}x | {_fmt(f['median'], 2)}x | {_fmt(f['p95'], 2)}x |")
+    if s.get("overhead_budget"):
+        lines.append("\n| per-turn overhead (ms, p50/p95) | requests | floor | first text | end of turn | in nodes "
+                     "| framework | after first text |\n|---|---|---|---|---|---|---|---|")
+        for kind, b in s["overhead_budget"].items():
+            cells = " | ".join(f"{_fmt(b[f'{k}_p50'], 1)}/{_fmt(b[f'{k}_p95'], 1)}" for k in (
+                "floor_ms", "first_text_ms", "total_ms", "nodes_ms", "framework_ms", "after_first_text_ms"))
+            lines.append(f"| {kind} | {b['n']} | {cells} |")
     if s.get("compound", {}).get("n"):
         c = s["compound"]
         lines.append(f"compound requests ({c['n']}): first token {_fmt(c['ttft_ms'])} ms; the "

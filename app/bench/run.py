@@ -126,7 +126,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def optimized_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """What the optimized graph's rows say about its floors, compound requests, next-turn prefetch and FAQ tail."""
-    return {"floor_ratio": floors.floor_summary(rows), "compound": floors.compound_ttft(rows),
+    return {"floor_ratio": floors.floor_summary(rows), "overhead_budget": floors.overhead_budget(rows),
+            "compound": floors.compound_ttft(rows),
             "next_turn": next_turn_summary(rows),
             "faq_route_p95_ms": metrics.percentile([r["total_ms"] for r in rows if r["route"] == "faq"], 95)}
 

@@ -88,3 +88,20 @@ def test_floor_summary_and_compound_first_token():
     assert c["ttft_ms"] == 350.0  # the median first token of both
     assert floors.compound_ttft(compound[1:])["ttft_over_fastest_tool"] is None  # no backend part: no ratio
 
+
+
+def test_first_text_ratios_and_the_overhead_budget():
+    rows = [{**_row("faq"), "total_ms": 30.0, "ttft_ms": 24.0, "floor_kind": "faq", "floor_ms": 20.0,
+             "timings_ms": {"start_turn": 2.0, "route_question": 18.0, "answer_faq": 0.5}},
+            {**_row("template", [_tool("weather", "hit")]), "total_ms": 40.0, "ttft_ms": 35.0,
+             "floor_kind": "cache_hit", "floor_ms": 25.0, "timings_ms": {"call_tools": 30.0}},
+            {**_row("faq"), "total_ms": 30.0, "ttft_ms": None, "floor_kind": "faq", "floor_ms": 20.0}]
+    s = floors.floor_summary(rows)
+    assert s["faq"]["n"] == 2 and s["faq"]["median"] == pytest.approx(1.5)  # to the end: both rows
+    assert s["faq"]["first_text_median"] == pytest.approx(1.2)  # to the first text: the row that streamed
+    b = floors.overhead_budget(rows)
+    assert list(b) == ["faq", "cache_hit"]  # no template row: no template budget
+    assert b["faq"]["n"] == 1 and b["faq"]["framework_ms_p50"] == pytest.approx(9.5)  # 30 less 20.5 in nodes
+    assert b["faq"]["after_first_text_ms_p95"] == pytest.approx(6.0)
+    assert b["cache_hit"]["first_text_over_floor_p50"] == pytest.approx(1.4)
+    assert b["cache_hit"]["total_over_floor_p95"] == pytest.approx(1.6)
