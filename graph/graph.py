@@ -7,6 +7,8 @@ START -> start_turn -> route_question -> answer_faq -> END                      
                                       -> refuse -> END                            someone else's data, not English
 compose_answer ends the turn with a named outcome (error, template, partial, closest_faq,
 handbook_quote, not_in_handbook) or hands over to write_answer ("llm") when only the LLM can answer.
+An answer written before its last step (the FAQ entry, a refusal) is streamed by the step that wrote it
+(route_question, start_turn); answer_faq and refuse record it in the conversation.
 
 `build_desk` returns the compiled graph in a `Desk`, beside what the entry points do around a turn with the
 same resources (start the question's embedding early, seed next-turn prefetch at a server's warm-up).

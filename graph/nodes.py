@@ -52,17 +52,18 @@ class Nodes:
             "next_turn": await self.next_turn.collect(thread) if (thread := thread_of()) else {},
         }
         if not question:
-            return {**fresh, "route": "invalid", "answer": "Please type a question: the message was empty."}
+            return self._answered({**fresh, "route": "invalid",
+                                   "answer": "Please type a question: the message was empty."})
         if len(question) > ctx.max_question_chars:
             # Keep only a stub of it in the conversation, so later prompts stay small.
             stub = HumanMessage(f"{question[:200]}… [{len(question):,} characters, not processed]")
             replace = [RemoveMessage(id=last.id), stub] if last is not None and last.id else []
-            return {**fresh, "route": "invalid", "messages": replace, "answer": (
+            return self._answered({**fresh, "route": "invalid", "messages": replace, "answer": (
                 f"That message is {len(question):,} characters long; please keep questions under "
-                f"{ctx.max_question_chars:,} characters.")}
+                f"{ctx.max_question_chars:,} characters.")})
         user = (state.get("user") or "").strip().upper()
         if not re.fullmatch(r"E\d{4}", user):
-            return {**fresh, "route": "invalid", "answer": unknown_employee(user)}
+            return self._answered({**fresh, "route": "invalid", "answer": unknown_employee(user)})
         # The caller's profile is loaded later, only on paths that need it: FAQ answers do not.
         return {**fresh, "user": user}
 
@@ -115,8 +116,9 @@ class Nodes:
 
     @timed
     async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Early exit: the FAQ answer, no LLM call."""
-        emit_chunked(state["answer"])
+        """Early exit: the FAQ answer, no LLM call. Its text reached the caller from route_question, the step
+        that found it (`_answered`); this step records it in the conversation.
+        """
         return {"messages": [AIMessage(state["answer"])]}
 
     def _part(self, intent: str, clause: str, slots: dict[str, Any], profile: dict[str, Any], ctx: Context) -> Part:
@@ -131,10 +133,19 @@ class Nodes:
         own = clause_slots(clause, slots, today_of(ctx), profile) if clause else slots
         return templates.settle_months(Part(intent=intent, slots=own), today_of(ctx))
 
-    @staticmethod
-    def _route(update: dict[str, Any], route: Route, answer: str) -> dict[str, Any]:
+    @classmethod
+    def _route(cls, update: dict[str, Any], route: Route, answer: str) -> dict[str, Any]:
+        """A path whose answer is already written (FAQ, refusal): answer_faq or refuse comes next."""
         annotate(route=route)
-        return {**update, "route": route, "answer": answer}
+        return cls._answered({**update, "route": route, "answer": answer})
+
+    @staticmethod
+    def _answered(update: dict[str, Any]) -> dict[str, Any]:
+        """Stream an answer as soon as the step that wrote it has it, one LangGraph step before answer_faq or
+        refuse (which record it) and before the checkpoint write: time to the first text is what the user meets.
+        """
+        emit_chunked(update["answer"])
+        return update
 
     @staticmethod
     def _label(route: Route, parts: list[Part]) -> dict[str, Any]:
@@ -288,8 +299,9 @@ class Nodes:
 
     @timed
     async def refuse(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Invalid input or a request for someone else's data: say why, in one sentence."""
-        emit_chunked(state["answer"])
+        """Invalid input or a request for someone else's data: say why, in one sentence (streamed by the step
+        that wrote it, start_turn or route_question; recorded here).
+        """
         return {"messages": [AIMessage(state["answer"])]}
 
     # ------------------------------------------------------------------ helpers
