@@ -6,6 +6,7 @@ it, so a turn is answered and reported the same way wherever it is asked.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -24,6 +25,35 @@ from graph.graph import Desk
 log = logging.getLogger(__name__)
 NOT_YOUR_CONVERSATION = ("This conversation belongs to someone else, so it cannot be continued or read here. "
                          "Start a new conversation to ask your question.")
+
+
+class _ThreadTurns:
+    """One turn at a time per conversation in this process. The answer's text reaches the caller before the
+    turn is recorded (the checkpoint write at the turn's end), so a caller may send the next question of the
+    same thread before that write: that turn waits here until the one before it is recorded, and then reads
+    its state. A lock lives while a turn of its thread runs or waits.
+    """
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+
+    @asynccontextmanager
+    async def turn(self, thread: str) -> AsyncIterator[None]:
+        lock, users = self._locks.setdefault(thread, (asyncio.Lock(), [0]))
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._locks[thread]
+
+    def __len__(self) -> int:
+        return len(self._locks)
+
+
+THREAD_TURNS = _ThreadTurns()
 
 
 def new_thread_id() -> str:
@@ -46,6 +76,33 @@ async def open_graph(settings: Settings | None = None) -> AsyncIterator[Desk]:
         yield await resources.get()
 
 
+async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool, ctx: Context, t0: float,
+                  on_delta: Any, on_update: Any) -> tuple[dict[str, Any], float | None, bool]:
+    """The graph's run of one turn: (final state, ms to the answer's first text, refused as someone else's)."""
+    owner = None if fresh else await thread_owner(graph, thread)
+    if owner is not None and owner != user:  # a conversation belongs to whoever started it
+        log.warning("refused: user %s tried to use thread %s… started by user %s",
+                    user_hash(user), thread[:6], user_hash(owner))
+        return {}, None, True
+    final: dict[str, Any] = {}
+    ttft = None
+    async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
+                                           run_config(thread, user), context=ctx,
+                                           stream_mode=["custom", "updates", "values"],
+                                           durability=get_settings().checkpoint_durability):
+        if mode == "custom" and "answer_delta" in chunk:  # the caller has the text now, before the turn's end
+            ttft = ttft if ttft is not None else (time.perf_counter() - t0) * 1000
+            if on_delta:
+                on_delta(chunk["answer_delta"])
+        elif mode == "updates" and on_update:
+            for node, update in chunk.items():
+                if isinstance(update, dict):
+                    on_update(node, update)
+        elif mode == "values":
+            final = chunk
+    return final, ttft, False
+
+
 async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | None, ctx: Context,
                    on_delta: Any = None, on_update: Any = None) -> dict[str, Any]:
     """One question through the graph, streamed; returns the row `ask --json` prints.
@@ -61,34 +118,17 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
     fresh = not thread  # a thread id made here is new: nobody else can have started it
     thread = thread or new_thread_id()
     t0 = time.perf_counter()
-    ttft = None
-    final: dict[str, Any] = {}
     row: dict[str, Any] = {"q": question, "user": user, "thread": thread}
     graph = desk.graph if isinstance(desk, Desk) else desk
     if isinstance(desk, Desk):
         desk.start_early(question, ctx)
     try:
-        owner = None if fresh else await thread_owner(graph, thread)
-        if owner is not None and owner != user:  # a conversation belongs to whoever started it
-            log.warning("refused: user %s tried to use thread %s… started by user %s",
-                        user_hash(user), thread[:6], user_hash(owner))
+        async with THREAD_TURNS.turn(thread):  # after the thread's previous turn is recorded
+            final, ttft, denied = await _stream(graph, question, user, thread, fresh, ctx, t0, on_delta, on_update)
+        if denied:
             return {**row, "answer": NOT_YOUR_CONVERSATION, "route": "denied", "tools": [], "llm_calls": 0,
                     "timings_ms": {}, "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
                     "error": None}
-        async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
-                                               run_config(thread, user), context=ctx,
-                                               stream_mode=["custom", "updates", "values"],
-                                               durability=get_settings().checkpoint_durability):
-            if mode == "custom" and "answer_delta" in chunk:
-                ttft = ttft if ttft is not None else (time.perf_counter() - t0) * 1000
-                if on_delta:
-                    on_delta(chunk["answer_delta"])
-            elif mode == "updates" and on_update:
-                for node, update in chunk.items():
-                    if isinstance(update, dict):
-                        on_update(node, update)
-            elif mode == "values":
-                final = chunk
     except Exception as exc:  # noqa: BLE001 - one failed question must not stop a batch
         log.exception("turn failed")
         return {**row, "answer": "", "route": "error", "tools": [], "llm_calls": 0, "timings_ms": {},

@@ -1,0 +1,51 @@
+"""One turn at a time per conversation: the answer reaches the caller before the turn is recorded, so a next
+question of the same thread waits for that record and then reads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+from app import turn
+from graph.context import Context
+
+
+class FakeGraph:
+    """Streams its answer at once, then holds the turn open (its bookkeeping) until released."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+        self.release = asyncio.Event()
+        self.recorded: dict[str, str] = {}
+
+    async def aget_state(self, config):
+        thread = config["configurable"]["thread_id"]
+        self.log.append(f"read {thread}: {self.recorded.get(thread)}")
+        return SimpleNamespace(values={"user": "E1001"} if thread in self.recorded else {})
+
+    async def astream(self, inp, config, **kw):
+        thread, q = config["configurable"]["thread_id"], inp["messages"][0].content
+        yield "custom", {"answer_delta": f"answer to {q}"}
+        if q == "first":
+            await self.release.wait()  # the checkpoint write, after the text went out
+        self.recorded[thread] = q
+        self.log.append(f"recorded {thread}: {q}")
+        yield "values", {"answer": f"answer to {q}", "route": "faq"}
+
+
+async def test_a_next_question_of_the_thread_waits_until_the_last_turn_is_recorded():
+    graph = FakeGraph()
+    seen = asyncio.Event()
+    first = asyncio.create_task(turn.run_turn(graph, "first", "E1001", "t1", Context(), on_delta=lambda _: seen.set()))
+    await seen.wait()  # the caller has the first answer; its turn is not recorded yet
+    second = asyncio.create_task(turn.run_turn(graph, "second", "E1001", "t1", Context()))
+    other = await turn.run_turn(graph, "elsewhere", "E1001", "t2", Context())  # another thread does not wait
+    assert other["answer"] == "answer to elsewhere" and not second.done()
+    graph.release.set()
+    rows = await asyncio.gather(first, second)
+    assert [r["answer"] for r in rows] == ["answer to first", "answer to second"]
+    assert rows[0]["ttft_ms"] is not None and rows[0]["ttft_ms"] <= rows[0]["total_ms"]
+    t1 = [e for e in graph.log if "t1" in e]
+    assert t1 == ["read t1: None", "recorded t1: first", "read t1: first", "recorded t1: second"]
+    assert len(turn.THREAD_TURNS) == 0  # no lock kept for a finished conversation
