@@ -16,12 +16,13 @@ from graph.executor import TurnPrefetches, run_plan
 from graph.kit import context_of, current_context, emit, emit_chunked, normalize, thread_of, timed, today_of
 from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn
+from graph.parts import label_of, llm_parts, template_parts
 from graph.paths import ROUTE_OF, AnsweredBy, Route
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
-from graph.replies import closest_faq, faq_reply, not_in_handbook, out_of_scope, refusal, unknown_employee
-from graph.slots import clause_slots, fill_slots, refers_back, settle_leave_type
-from graph.state import RESET, Part, State
+from graph.replies import closest_faq, not_in_handbook, out_of_scope, refusal, unknown_employee
+from graph.slots import fill_slots, refers_back, settle_leave_type
+from graph.state import Part, State, turn_reset
 from graph.tracing import annotate
 from tools.registry import INTENTS, carried_slots
 
@@ -44,13 +45,8 @@ class Nodes:
         last = state["messages"][-1] if state.get("messages") else None
         raw = str(last.content) if isinstance(last, HumanMessage) else ""
         question = normalize(raw)
-        fresh: dict[str, Any] = {
-            "turn_id": uuid.uuid4().hex, "question": question, "route": "", "intent": None, "slots": {},
-            "router": None, "parts": [],
-            "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
-            "tool_rounds": 0, "error": None, "answered_by": None, "streamed_parts": [], "timings_ms": {RESET: 0.0},
-            "next_turn": await self.next_turn.collect(thread) if (thread := thread_of()) else {},
-        }
+        fresh = {**turn_reset(uuid.uuid4().hex, question),
+                 "next_turn": await self.next_turn.collect(thread) if (thread := thread_of()) else {}}
         if not question:
             return self._answered({**fresh, "route": "invalid",
                                    "answer": "Please type a question: the message was empty."})
@@ -96,42 +92,24 @@ class Nodes:
             await settle_leave_type(question, slots, self.deps.embed_many)
         update["slots"] = slots
         if d.path == "template":
-            parts = [p for i, intent in enumerate(d.intents)
-                     for p in templates.per_month(self._part(intent, d.clauses[i] if d.clauses else "", slots,
-                                                             profile, ctx))]
+            parts = template_parts(d, self.deps.faq, slots, profile, today_of(ctx))
             plan = templates.plan_parts(parts, user)
             if plan is not None:
-                return {**update, **self._label(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
-            return {**update, **self._label("llm", parts), "parts": parts}  # a slot is missing: the LLM plans
+                return {**update, **label_of(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
+            return {**update, **label_of("llm", parts), "parts": parts}  # a slot is missing: the LLM plans
         if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
             parts = [Part(intent="policy_lookup", slots=slots)]  # chat: sure it is no Brightmart matter, so no
             plan = (templates.plan_parts(parts, user) or []) if d.path == "handbook" else []  # search to misquote
-            return {**update, **self._label(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
+            return {**update, **label_of(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
         if (route := drafts.route_of(d.path, d.label, question, ctx.templates_enabled and not ctx.llm_drafts)):
             return {**update, "route": route, "intent": "free_writing", "parts": []}
-        parts = [Part(intent=i, slots={}, answer=faq_reply(self.deps.faq[i[4:]], sure=d.faq_parts[i] == "sure"))
-                 if i in d.faq_parts else self._part(i, d.clauses[n], slots, profile, ctx) if i == "handbook"
-                 else Part(intent=i, slots=slots) for n, i in enumerate(d.intents)]
-        return {**update, **self._label("llm", parts), "parts": parts}
+        parts = llm_parts(d, self.deps.faq, slots, profile, today_of(ctx))
+        return {**update, **label_of("llm", parts), "parts": parts}
 
     @timed
     async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Early exit: the FAQ answer, no LLM call. Its text reached the caller from route_question, the step
-        that found it (`_answered`); this step records it in the conversation.
-        """
+        """Early exit: the FAQ answer, no LLM call, recorded in the conversation (streamed by route_question)."""
         return {"messages": [AIMessage(state["answer"])]}
-
-    def _part(self, intent: str, clause: str, slots: dict[str, Any], profile: dict[str, Any], ctx: Context) -> Part:
-        """One part of a request: its FAQ answer, its handbook look-up (searched on the clause's own words), or its
-        intent with slots read from its own clause first.
-        """
-        if intent.startswith("faq:") and intent[4:] in self.deps.faq:
-            return Part(intent=intent, slots={}, answer=self.deps.faq[intent[4:]].answer)
-        if intent == "handbook":  # searched on its own words: the whole message would find the other parts' rules
-            asked = clause[:500] or slots["question"]
-            return Part(intent=templates.POLICY_LOOKUP.name, slots={**slots, "question": asked})
-        own = clause_slots(clause, slots, today_of(ctx), profile) if clause else slots
-        return templates.settle_months(Part(intent=intent, slots=own), today_of(ctx))
 
     @classmethod
     def _route(cls, update: dict[str, Any], route: Route, answer: str) -> dict[str, Any]:
@@ -146,12 +124,6 @@ class Nodes:
         """
         emit_chunked(update["answer"])
         return update
-
-    @staticmethod
-    def _label(route: Route, parts: list[Part]) -> dict[str, Any]:
-        label = "+".join(dict.fromkeys(p["intent"] for p in parts)) or None
-        annotate(route=route, intent=label)
-        return {"route": route, "intent": label}
 
     async def _profile(self, state: State) -> dict[str, Any] | None:
         """Pinned facts about the caller (cached in Redis); None when the backend does not know them."""
@@ -299,9 +271,7 @@ class Nodes:
 
     @timed
     async def refuse(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Invalid input or a request for someone else's data: say why, in one sentence (streamed by the step
-        that wrote it, start_turn or route_question; recorded here).
-        """
+        """Invalid input or someone else's data: the reason in one sentence, recorded (already streamed)."""
         return {"messages": [AIMessage(state["answer"])]}
 
     # ------------------------------------------------------------------ helpers

@@ -23,6 +23,13 @@ def merge_timings(old: dict[str, float] | None, new: dict[str, float] | None) ->
     return base
 
 
+def turn_reset(turn_id: str, question: str) -> dict[str, Any]:
+    """The per-turn fields as a new turn starts them (`start_turn`): nothing of the last turn's decision left."""
+    return {"turn_id": turn_id, "question": question, "route": "", "intent": None, "slots": {}, "router": None,
+            "parts": [], "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
+            "tool_rounds": 0, "error": None, "answered_by": None, "streamed_parts": [], "timings_ms": {RESET: 0.0}}
+
+
 class ToolCall(TypedDict):
     """One planned tool call; `depends_on` lists ids whose results fill `@tool.field` arguments."""
 
