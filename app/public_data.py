@@ -122,14 +122,13 @@ class PublicSet:
         else:
             raise ValueError(f"{self.name}: unknown reader {reader!r}")
 
-    def train_pairs(self, per_intent: int, mapped_per_intent: int | None = None) -> list[tuple[str, str]]:
-        """(text, label) pairs the router learns from, the first `per_intent` of every intent (`mapped_per_intent`
-        of a mapped one, when given): mapped intents as their first route, out-of-domain ones as `other`, grey
-        ones never; none of a report-only set.
+    def train_pairs(self, per_intent: int) -> list[tuple[str, str]]:
+        """(text, label) pairs the router learns from, the first `per_intent` of every intent: mapped intents as
+        their first route, out-of-domain ones as `other`, grey ones never; none of a report-only set.
         """
         if self.report_only:
             return []
-        chosen = sample(self.split("train"), per_intent, mapped_per_intent)
+        chosen = sample(self.split("train"), per_intent)
         return [(it.q, it.label) for it in chosen if it.label is not None]
 
 
@@ -185,16 +184,13 @@ def validation_items() -> list[dict[str, Any]]:
             for s in public_sets() for it in s.split("val") if it.label is not None]
 
 
-def sample(items: list[PublicItem], per_intent: int, mapped_per_intent: int | None = None) -> list[PublicItem]:
-    """At most `per_intent` queries of each intent (`mapped_per_intent` of a mapped one, when given), the first
-    ones in the file (a stable sample).
-    """
+def sample(items: list[PublicItem], per_intent: int) -> list[PublicItem]:
+    """At most `per_intent` queries of each intent, the first ones in the file (a stable sample)."""
     seen: dict[tuple[str, str], int] = {}
     out = []
     for it in items:
         key = (it.source, it.intent)
-        limit = mapped_per_intent if mapped_per_intent is not None and it.kind == "mapped" else per_intent
-        if seen.get(key, 0) < limit:
+        if seen.get(key, 0) < per_intent:
             seen[key] = seen.get(key, 0) + 1
             out.append(it)
     return out

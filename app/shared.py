@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
-from typing import Any
 
 from app.resources import Resources, build_resources
 from app.settings import get_settings
@@ -28,13 +27,6 @@ log = logging.getLogger(__name__)
 def process_resources() -> Resources:
     """The resources of this server process, built from its settings on the first call (nothing opened yet)."""
     return build_resources(get_settings())
-
-
-def __getattr__(name: str) -> Any:
-    """`shared.HOLDER`, the name app/bench/coldstart.py still reads: the same process resources."""
-    if name == "HOLDER":
-        return process_resources()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 WARM_QUESTIONS = ("When is payday?", "How many leave days do I have left?")  # FAQ path; template path

@@ -33,13 +33,13 @@ async def _measure(question: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     await shared.warm()
     warm_up_s = time.perf_counter() - t0
-    desk = await shared.HOLDER.get()
+    desk = await shared.process_resources().get()
     rows = []
     for q, forget in ((question, False), (question, True), (question, False), (UNSEEN, False)):
         if forget:
             desk.forget_embedding(normalize(q))
         rows.append(await run_turn(desk, q, "E1001", new_thread_id(), Context()))
-    await shared.HOLDER.close()
+    await shared.process_resources().close()
     cold, warm, memo, unseen = (r["ttft_ms"] or r["total_ms"] for r in rows)
     return {"question": question, "route": rows[0]["route"], "warm_up_s": round(warm_up_s, 2),
             "cold_first_request_ms": cold, "warm_first_request_ms": warm, "cold_over_warm": cold / warm,
