@@ -107,12 +107,13 @@ async def open_desk(settings: Settings, persistent: bool = True) -> AsyncIterato
     """The help desk built from the settings (with its conversation store unless `persistent` is False), and
     its clients closed afterwards.
     """
-    settings.run_dir.mkdir(parents=True, exist_ok=True)
     deps = await build_deps(settings)
     try:
         if not persistent:
             yield build_desk(deps, checkpointer=None)
             return
+        # Off the event loop: LangGraph's dev server (Studio) fails a run on any blocking call in it.
+        await asyncio.to_thread(settings.run_dir.mkdir, parents=True, exist_ok=True)  # SQLite's folder
         async with checkpointer(settings) as saver:
             if hasattr(saver, "setup"):
                 await saver.setup()
