@@ -102,7 +102,7 @@ async def evaluate(kind: str, router: Router | None = None) -> dict[str, Any]:
     """One candidate model on the dev and test splits (`router`: that candidate, when already loaded)."""
     router = router or load_router(get_settings(), kind, standalone=True)
     model = router.model
-    keep = ("kind", "C", "temperature", "support_floor", "thresholds", "faq_fallback", "train_examples",
+    keep = ("kind", "C", "temperature", "support_floors", "thresholds", "faq_fallback", "train_examples",
             "train_seconds", "public_val")
     out: dict[str, Any] = {"model": {k: model.meta.get(k) for k in keep}}
     for split in ("dev", "test"):

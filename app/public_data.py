@@ -122,14 +122,17 @@ class PublicSet:
         else:
             raise ValueError(f"{self.name}: unknown reader {reader!r}")
 
-    def train_pairs(self, per_intent: int) -> list[tuple[str, str]]:
-        """(text, label) pairs the router learns from, the first `per_intent` of every intent: mapped intents as
-        their first route, out-of-domain ones as `other`, grey ones never; none of a report-only set.
+    def train_pairs(self, per_intent: int, per_mapped: int | None = None) -> list[tuple[str, str]]:
+        """(text, label) pairs the router learns from, the first `per_intent` of every out-of-domain intent (as
+        `other`) and the first `per_mapped` (default the same) of every mapped one (as its first route); grey
+        intents never; none of a report-only set.
         """
         if self.report_only:
             return []
-        chosen = sample(self.split("train"), per_intent)
-        return [(it.q, it.label) for it in chosen if it.label is not None]
+        items = self.split("train")
+        ood = sample([it for it in items if it.kind != "mapped"], per_intent)
+        mapped = sample([it for it in items if it.kind == "mapped"], per_intent if per_mapped is None else per_mapped)
+        return [(it.q, it.label) for it in [*mapped, *ood] if it.label is not None]
 
 
 def _bucket(text: str, every: int) -> int:

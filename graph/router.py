@@ -101,7 +101,7 @@ class Router:
         if enabled is not None and group not in enabled:
             return False
         threshold = self.model.thresholds.get(group, 1.01)  # a route never calibrated is never taken
-        return s.confidence >= threshold and s.support >= self.model.support_floor
+        return s.confidence >= threshold and s.support >= self.model.support_floor(group)
 
     def faq_candidate(self, s: Scores) -> str | None:
         """The FAQ entry the full path may offer as the closest answer: probable enough on the dev split

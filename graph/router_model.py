@@ -81,10 +81,11 @@ class RouterModel:
         """
         return float((self.meta.get("faq_fallback") or {}).get("threshold", 1.01))
 
-    @property
-    def support_floor(self) -> float:
-        """Least similarity to a training example of the chosen label for a shortcut."""
-        return float(self.meta.get("support_floor", 0.0))
+    def support_floor(self, group: str) -> float:
+        """Least similarity to a training example of the chosen label for a shortcut of this route group (chosen
+        per threshold family on the dev and public val splits).
+        """
+        return float((self.meta.get("support_floors") or {}).get(group, 0.0))
 
     def save(self, folder: Path) -> None:
         """Write the three files (no pickles: plain arrays and JSON)."""

@@ -151,7 +151,7 @@ def fake_router(emb: FakeEmbedder) -> Router:
     """A router trained on `ROUTES` over the fake embeddings; every route taken at probability >= 0.5."""
     vecs = emb.embed([q for q, _ in ROUTES])
     labels = [lab for _, lab in ROUTES]
-    model = build(vecs, labels, 100.0, {"thresholds": {group_of(lab): 0.5 for lab in labels}, "support_floor": 0.0})
+    model = build(vecs, labels, 100.0, {"thresholds": {group_of(lab): 0.5 for lab in labels}, "support_floors": {}})
     return Router(model)
 
 

@@ -335,8 +335,10 @@ class ReadAs:
     """
 
     thresholds = {g: 0.8 for g in ("compound", "leave_balance", "salary", "handbook", "faq", "other")}
-    support_floor = 0.0
     faq_fallback = 1.01
+
+    def support_floor(self, group: str) -> float:
+        return 0.0
 
     def __init__(self, readings: dict[str, tuple[str, float]]) -> None:
         self.readings, self.texts = readings, []

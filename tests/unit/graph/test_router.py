@@ -114,15 +114,15 @@ def test_the_closest_faq_threshold_is_the_lowest_right_offer_that_keeps_offers_r
     p = [model.score(v).best_faq()[1] for v in vecs]
     assert p == sorted(p, reverse=True) and p[-1] >= 0.3
     items = [{"route": r} for r in ["faq:a", "faq:a", "faq:a", "handbook", "faq:a", "handbook"]]
-    out = choose_faq_fallback(model, items, vecs, {"faq": 1.01, "handbook": 1.01}, 0.0)
+    out = choose_faq_fallback(model, items, vecs, {"faq": 1.01, "handbook": 1.01}, {})
     # right so far: 1/1, 2/2, 3/3, 3/4, 4/5 (a right offer at 0.8: kept), 4/6 (a wrong one): down to the fifth
     assert out["threshold"] == round(p[4], 4) and (out["offered"], out["right"]) == (5, 4)
     # three right, then only wrong ones (3/4 and 3/5 would still be >= 0.6): it stops at the last right one
     items = [{"route": r} for r in ["faq:a"] * 3 + ["handbook"] * 3]
-    out = choose_faq_fallback(model, items, vecs, {"faq": 1.01, "handbook": 1.01}, 0.0)
+    out = choose_faq_fallback(model, items, vecs, {"faq": 1.01, "handbook": 1.01}, {})
     assert out["threshold"] == round(p[2], 4) and (out["offered"], out["right"]) == (3, 3)
     # nothing right: never offered
-    assert choose_faq_fallback(model, items[3:], vecs[3:], {"faq": 1.01}, 0.0)["threshold"] == 1.01
+    assert choose_faq_fallback(model, items[3:], vecs[3:], {"faq": 1.01}, {})["threshold"] == 1.01
 
 
 def test_splits_are_disjoint():

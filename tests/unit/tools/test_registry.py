@@ -65,7 +65,7 @@ def toy(monkeypatch):
     vecs = deps.embedder.embed([q for q, _ in routes])
     labels = [lab for _, lab in routes]
     deps.router = Router(build(vecs, labels, 100.0, {"thresholds": {group_of(lab): 0.5 for lab in labels},
-                                                      "support_floor": 0.0}), embed=deps.embed_many)
+                                                      "support_floors": {}}), embed=deps.embed_many)
     return deps, requests
 
 
