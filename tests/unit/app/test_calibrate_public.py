@@ -30,9 +30,9 @@ async def test_out_of_domain_questions_rarely_take_a_shortcut(public):
 async def test_in_domain_questions_take_their_own_shortcut(public):
     i = public["CLINC150"]["in_domain"]
     assert i["items"] == 5 * PER_INTENT
-    # The target is 90% (RECALL_TARGET); the shipped router reaches 77% on the full test split, 73% on this
-    # sample, so this is a floor against losing ground, not the target: income and payday still step aside.
-    assert i["recall"] >= 0.6, i["per_intent"]
+    # The target is 90% (RECALL_TARGET): the shipped router reaches 92.7% on the full test split and 29 of 30
+    # on this sample; 80% here is a floor against losing ground that a retrain's noise does not trip.
+    assert i["recall"] >= 0.8, i["per_intent"]
     assert i["wrong_shortcuts"] == 0, i["per_intent"]
 
 

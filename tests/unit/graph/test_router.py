@@ -88,8 +88,8 @@ async def test_test_split_figures(router):
     items = load_split("test")
     r = report(items, await decisions(router, items))
     assert r["wrong_shortcut_rate"] <= 0.01, r["wrong_examples"]
-    assert r["intent_accuracy"] >= 0.85
-    assert r["coverage"] >= 0.6
+    assert r["intent_accuracy"] >= 0.95  # 97.0% when measured; a retrain on another machine moves it a little
+    assert r["coverage"] >= 0.7
 
 
 async def test_closest_faq_offers_on_the_test_split_name_the_right_entry_mostly(router):
