@@ -15,14 +15,17 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from app.observability import record, run_config, user_hash
 from app.resources import build_resources
 from app.settings import Settings, get_settings
 from graph.context import Context
 from graph.graph import Desk
+from graph.paths import Decision
 
 log = logging.getLogger(__name__)
+STATE_TYPES = [(Decision.__module__, Decision.__name__)]  # the state's own types a checkpoint holds
 NOT_YOUR_CONVERSATION = ("This conversation belongs to someone else, so it cannot be continued or read here. "
                          "Start a new conversation to ask your question.")
 
@@ -62,9 +65,17 @@ def new_thread_id() -> str:
 
 
 async def thread_owner(graph: Any, thread: str) -> str | None:
-    """Who started a conversation, from its checkpoint (None for a new thread)."""
-    snapshot = await graph.aget_state({"configurable": {"thread_id": thread}})
-    return (snapshot.values or {}).get("user") if snapshot else None
+    """Who started a conversation, from its latest checkpoint (None for a new thread).
+
+    The checkpoint alone is read, not the state snapshot LangGraph builds around it (its next tasks and
+    pending writes): the check runs before every turn of a conversation, beside the question's embedding.
+    """
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    if not isinstance(saver := getattr(graph, "checkpointer", None), BaseCheckpointSaver):
+        snapshot = await graph.aget_state(config)
+        return (snapshot.values or {}).get("user") if snapshot else None
+    found = await saver.with_allowlist(STATE_TYPES).aget_tuple(config)  # as the graph reads it: typed, no warning
+    return found.checkpoint["channel_values"].get("user") if found else None
 
 
 @asynccontextmanager

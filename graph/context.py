@@ -16,7 +16,7 @@ class Context:
     templates_enabled: bool = True  # templated plans and answers for known intents
     llm_drafts: bool = False  # writing requests: the LLM writes the draft (off: from the request's words, no LLM)
     parallel_enabled: bool = True  # independent tool calls run at once
-    progressive_enabled: bool = True  # a compound answer streams each part as soon as its own tools return
+    progressive_enabled: bool = True  # each part of a template answer streams as soon as its own tools return
     cache_enabled: bool = True  # tool results through the Redis cache
     prefetch_enabled: bool = True  # start predicted tools before planning finishes
     pruning_enabled: bool = True  # prune long histories by relevance

@@ -1,14 +1,16 @@
 """The help-desk graph: every request takes the cheapest path that answers it correctly.
 
-START -> start_turn -> route_question -> answer_faq -> END                       FAQ early exit, no LLM
-                                      -> call_tools -> compose_answer -> END      templates, handbook quotes
-                                      -> prefetch_tools -> plan_tools -> call_tools -> ...    LLM plans
-                                      -> write_answer -> END                      free writing (a draft)
-                                      -> refuse -> END                            someone else's data, not English
+START -> route_question -> answer_faq -> END                                    FAQ early exit, no LLM
+                        -> call_tools -> compose_answer -> END                   templates, handbook quotes
+                        -> prefetch_tools -> plan_tools -> call_tools -> ...     LLM plans
+                        -> write_answer -> END                                   free writing (a draft)
+                        -> refuse -> END                                         bad input, someone else's data,
+                                                                                 not English
 compose_answer ends the turn with a named outcome (error, template, partial, closest_faq,
 handbook_quote, not_in_handbook) or hands over to write_answer ("llm") when only the LLM can answer.
-An answer written before its last step (the FAQ entry, a refusal) is streamed by the step that wrote it
-(route_question, start_turn); answer_faq and refuse record it in the conversation.
+route_question starts the turn (reads the question, pins the caller, resets the per-turn fields) and routes it in
+one step. An answer written before its last step (the FAQ entry, a refusal) is streamed by route_question, the
+step that wrote it; answer_faq and refuse record it in the conversation.
 
 `build_desk` returns the compiled graph in a `Desk`, beside what the entry points do around a turn with the
 same resources (start the question's embedding early, seed next-turn prefetch at a server's warm-up).
@@ -36,15 +38,12 @@ from graph.state import InputState, State
 HelpdeskGraph = CompiledStateGraph[State, Context, InputState, State]
 
 
-def route_after_start(state: State) -> Literal["refuse", "route_question"]:
-    """Bad input is answered at once; everything else goes to the learned router."""
-    return "refuse" if state["route"] == "invalid" else "route_question"
-
-
 def route_after_router(
     state: State, runtime: Runtime[Context]
 ) -> Literal["answer_faq", "refuse", "call_tools", "prefetch_tools", "plan_tools", "write_answer"]:
-    """The router's path: FAQ, refusal, templates (and handbook quotes), free writing, or an LLM plan."""
+    """The router's path: FAQ, refusal (bad input too), templates (and handbook quotes), free writing, or an LLM
+    plan.
+    """
     if state["route"] == "faq":
         return "answer_faq"
     if state["route"] in ("refused", "invalid"):
@@ -120,7 +119,6 @@ def build_desk(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpd
     """Compile the graph around the process's resources (no checkpointer for LangGraph Studio)."""
     nodes = Nodes(deps)
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
-    builder.add_node("start_turn", nodes.start_turn)
     builder.add_node("route_question", nodes.route_question)
     builder.add_node("answer_faq", nodes.answer_faq)
     builder.add_node("prefetch_tools", nodes.prefetch_tools)
@@ -130,8 +128,7 @@ def build_desk(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpd
     builder.add_node("write_answer", nodes.write_answer)
     builder.add_node("refuse", nodes.refuse)
 
-    builder.add_edge(START, "start_turn")  # every turn: read the question, pin the caller, reset
-    builder.add_conditional_edges("start_turn", route_after_start)  # bad input / the router
+    builder.add_edge(START, "route_question")  # every turn: read the question, pin the caller, reset, route
     builder.add_conditional_edges("route_question", route_after_router)  # FAQ / refuse / template / write / LLM
     builder.add_edge("answer_faq", END)  # FAQ answers need no LLM and no tools
     builder.add_edge("prefetch_tools", "plan_tools")  # predicted tools run while the LLM plans
@@ -139,7 +136,7 @@ def build_desk(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpd
     builder.add_conditional_edges("call_tools", route_after_tools)  # bounded re-plan on failures
     builder.add_conditional_edges("compose_answer", how_answered, ANSWER_OUTCOMES)  # named outcomes
     builder.add_edge("write_answer", END)  # the LLM's answer, streamed
-    builder.add_edge("refuse", END)  # one-sentence refusal
+    builder.add_edge("refuse", END)  # one-sentence refusal: bad input, someone else's data, not English
     return Desk(builder.compile(checkpointer=checkpointer, name=name), deps, nodes.next_turn)
 
 

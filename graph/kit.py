@@ -4,6 +4,7 @@ the question made printable.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import re
 import time
@@ -43,6 +44,18 @@ def emit(text: str) -> None:
         get_stream_writer()({"answer_delta": text})
     except RuntimeError:  # not running inside a streaming graph (plain ainvoke)
         pass
+
+
+async def hand_over() -> None:
+    """Let the caller receive what this step has emitted before the step ends.
+
+    LangGraph hands a custom stream chunk to the caller in the middle of a step only while the step waits on
+    the event loop, and the chunk needs three turns of the loop to arrive (the stream's waiter, the runner's
+    wait, the caller's iteration). A step that emits its whole answer and returns would otherwise keep the
+    text until LangGraph has closed the step: 0.5-1 ms of an FAQ answer's 7-8 ms.
+    """
+    for _ in range(3):
+        await asyncio.sleep(0)
 
 
 def emit_chunked(text: str) -> None:

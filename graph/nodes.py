@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import re
-import uuid
-from typing import Any
+import asyncio
+from typing import Any, cast
 
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from graph import drafts, extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import TurnPrefetches, run_plan
-from graph.kit import context_of, current_context, emit, emit_chunked, normalize, thread_of, timed, today_of
+from graph.intake import new_turn
+from graph.kit import context_of, current_context, emit, emit_chunked, hand_over, thread_of, timed, today_of
 from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn
 from graph.parts import label_of, llm_parts, template_parts
@@ -22,7 +22,7 @@ from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import closest_faq, not_in_handbook, out_of_scope, refusal, unknown_employee
 from graph.slots import fill_slots, refers_back, settle_leave_type
-from graph.state import Part, State, turn_reset
+from graph.state import Part, State
 from graph.tracing import annotate
 from tools.registry import INTENTS, carried_slots
 
@@ -39,34 +39,29 @@ class Nodes:
         self.next_turn = NextTurn(deps)
 
     @timed
-    async def start_turn(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Read the new question, pin who is asking, reset the per-turn fields."""
-        ctx = context_of(runtime)
-        last = state["messages"][-1] if state.get("messages") else None
-        raw = str(last.content) if isinstance(last, HumanMessage) else ""
-        question = normalize(raw)
-        fresh = {**turn_reset(uuid.uuid4().hex, question),
-                 "next_turn": await self.next_turn.collect(thread) if (thread := thread_of()) else {}}
-        if not question:
-            return self._answered({**fresh, "route": "invalid",
-                                   "answer": "Please type a question: the message was empty."})
-        if len(question) > ctx.max_question_chars:
-            # Keep only a stub of it in the conversation, so later prompts stay small.
-            stub = HumanMessage(f"{question[:200]}… [{len(question):,} characters, not processed]")
-            replace = [RemoveMessage(id=last.id), stub] if last is not None and last.id else []
-            return self._answered({**fresh, "route": "invalid", "messages": replace, "answer": (
-                f"That message is {len(question):,} characters long; please keep questions under "
-                f"{ctx.max_question_chars:,} characters.")})
-        user = (state.get("user") or "").strip().upper()
-        if not re.fullmatch(r"E\d{4}", user):
-            return self._answered({**fresh, "route": "invalid", "answer": unknown_employee(user)})
-        # The caller's profile is loaded later, only on paths that need it: FAQ answers do not.
-        return {**fresh, "user": user}
-
-    @timed
     async def route_question(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """The learned router picks the path; the slots and the plan follow from its choice."""
+        """Start the turn (read the new question, pin who is asking, reset the per-turn fields) and let the
+        learned router pick the path; bad input is answered at once. One step, not two: a LangGraph step costs
+        an FAQ answer about a millisecond before its text, and the last turn's next-turn offers are read from
+        Redis while the question's embedding is still on its way.
+        """
         ctx = context_of(runtime)
+        offers = asyncio.ensure_future(self.next_turn.collect(thread)) if (thread := thread_of()) else None
+        try:
+            fresh, problem = new_turn(state, ctx.max_question_chars)
+            update = ({"route": "invalid", "answer": problem} if problem is not None
+                      else await self._route_question(cast(State, {**state, **fresh}), ctx))
+        finally:
+            fresh_offers = await offers if offers is not None else {}
+        update = {**fresh, "next_turn": fresh_offers, **update}
+        if problem is not None:
+            self._answered(update)
+        if update.get("answer"):  # the FAQ entry, a refusal: the caller has it before the step closes
+            await hand_over()
+        return update
+
+    async def _route_question(self, state: State, ctx: Context) -> dict[str, Any]:
+        """The learned router picks the path; the slots and the plan follow from its choice."""
         question, user = state["question"], state["user"]
         d = await self.deps.router.decide(question, user, state.get("last_intents"), ctx.faq_enabled,
                                           ctx.templates_enabled)
@@ -191,11 +186,14 @@ class Nodes:
                     emit(("" if not streamed else " ") + text)
                     streamed.append(i)
 
-        progressive = ctx.progressive_enabled and state["route"] == "template" and len(parts) > 1
+        # Each part as soon as its tools returned; a one-part answer too, a LangGraph step before compose_answer.
+        progressive = ctx.progressive_enabled and state["route"] == "template" and bool(parts)
         if progressive:
             stream_ready_parts()  # FAQ parts need no tool
         results = await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched,
                                  stream_ready_parts if progressive else None)
+        if streamed:  # the caller has the parts before the step closes
+            await hand_over()
         left_ahead = len(ahead & prefetched.keys())
         for task in prefetched.values():  # what the plan did not take is wasted: stop it
             task.cancel()
@@ -215,7 +213,12 @@ class Nodes:
         an error explained, the templates' answer, a partial answer, a handbook quote, "not in the
         handbook" (or what the desk covers, for small talk), or "llm" when only the LLM can answer.
         """
-        ctx = context_of(runtime)
+        update = await self._compose(state, context_of(runtime))
+        if update.get("answer"):  # the caller has it before the step closes
+            await hand_over()
+        return update
+
+    async def _compose(self, state: State, ctx: Context) -> dict[str, Any]:
         results = state.get("results") or []
         if error := state.get("error"):
             return self._said(state, error, "error")

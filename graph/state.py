@@ -1,4 +1,6 @@
-"""Typed state of the help-desk graph. Fields marked "per turn" are reset by `start_turn`."""
+"""Typed state of the help-desk graph. Fields marked "per turn" are reset as a turn starts
+(`route_question`, its first step).
+"""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ def merge_timings(old: dict[str, float] | None, new: dict[str, float] | None) ->
 
 
 def turn_reset(turn_id: str, question: str) -> dict[str, Any]:
-    """The per-turn fields as a new turn starts them (`start_turn`): nothing of the last turn's decision left."""
+    """The per-turn fields as a new turn starts them (`route_question`): nothing of the last turn's decision left."""
     return {"turn_id": turn_id, "question": question, "route": "", "intent": None, "slots": {}, "router": None,
             "parts": [], "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
             "tool_rounds": 0, "error": None, "answered_by": None, "streamed_parts": [], "timings_ms": {RESET: 0.0}}

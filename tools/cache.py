@@ -9,6 +9,7 @@ cache steps aside (counted as `bypass`) and the call goes to the backend.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -59,6 +60,7 @@ class ToolCache:
         self.redis = redis
         self.similarity_threshold = similarity_threshold
         self.namespace = namespace  # separates caches that must not share entries (benchmark variants)
+        self._counting: set[asyncio.Task[None]] = set()  # hit/miss counts on their way to Redis
 
     async def get(self, spec: ToolSpec, args: dict[str, Any], user: str,
                   text_vec: np.ndarray | None = None,
@@ -70,10 +72,10 @@ class ToolCache:
                 raw = await self.redis.get(key)
             else:
                 raw = await self._similar(key, text_vec, threshold or self.similarity_threshold)
-            await self._count(spec.name, "hit" if raw else "miss")
         except RedisError as exc:
             log.warning("tool cache bypassed (redis: %s)", exc)
             return None, "bypass"
+        self._count_later(spec.name, "hit" if raw else "miss")
         return (json.loads(raw), "hit") if raw else (None, "miss")
 
     async def _similar(self, key: str, vec: np.ndarray | None, threshold: float) -> bytes | None:
@@ -112,6 +114,12 @@ class ToolCache:
             await self.redis.expire(key + ":v", spec.ttl_s * 2)
         except RedisError as exc:
             log.warning("tool cache bypassed on write (redis: %s)", exc)
+
+    def _count_later(self, tool: str, outcome: str) -> None:
+        """Count an outcome without making the caller wait for it: a cache hit is one Redis round trip, not two."""
+        task = asyncio.ensure_future(self._count(tool, outcome))
+        self._counting.add(task)
+        task.add_done_callback(self._counting.discard)
 
     async def _count(self, tool: str, outcome: str) -> None:
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
@@ -128,6 +129,9 @@ class EmbeddingMemo:
         self._queued.append(text)
         if self._busy is None:  # the thread is free of prefetches: this one starts at once
             self._next_batch(loop)
+            # Hand the GIL to the embedding thread now: it tokenizes and enters ONNX Runtime (which releases the
+            # GIL) at once, instead of waiting up to the switch interval while the caller goes on in Python.
+            time.sleep(0)
 
     def _next_batch(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._queued = self._queued, []

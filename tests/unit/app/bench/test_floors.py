@@ -92,7 +92,7 @@ def test_floor_summary_and_compound_first_token():
 
 def test_first_text_ratios_and_the_overhead_budget():
     rows = [{**_row("faq"), "total_ms": 30.0, "ttft_ms": 24.0, "floor_kind": "faq", "floor_ms": 20.0,
-             "timings_ms": {"start_turn": 2.0, "route_question": 18.0, "answer_faq": 0.5}},
+             "timings_ms": {"route_question": 20.0, "answer_faq": 0.5}},
             {**_row("template", [_tool("weather", "hit")]), "total_ms": 40.0, "ttft_ms": 35.0,
              "floor_kind": "cache_hit", "floor_ms": 25.0, "timings_ms": {"call_tools": 30.0}},
             {**_row("faq"), "total_ms": 30.0, "ttft_ms": None, "floor_kind": "faq", "floor_ms": 20.0}]
