@@ -31,8 +31,8 @@ def test_sums_are_rounded_to_microseconds():
 
 
 def test_reset_drops_the_previous_turns_timings_and_is_not_kept():
-    merged = merge_timings({"route": 5.0, "write_answer": 7.0}, {RESET: 0.0, "start_turn": 0.4})
-    assert merged == {"start_turn": 0.4}
+    merged = merge_timings({"route": 5.0, "write_answer": 7.0}, {RESET: 0.0, "route_question": 0.4})
+    assert merged == {"route_question": 0.4}
     assert merge_timings({"route": 5.0}, {RESET: 0.0}) == {}
 
 
@@ -48,14 +48,14 @@ class S(TypedDict, total=False):
 
 
 def _graph():
-    """start_turn resets; plan runs twice (a re-plan) and two branches run in the same step."""
+    """route_question resets; plan runs twice (a re-plan) and two branches run in the same step."""
     g = StateGraph(S)
-    g.add_node("start_turn", lambda s: {"timings_ms": {RESET: 0.0, "start_turn": 1.0}})
+    g.add_node("route_question", lambda s: {"timings_ms": {RESET: 0.0, "route_question": 1.0}})
     g.add_node("plan", lambda s: {"timings_ms": {"plan": 2.0}, "hops": 1})
     g.add_node("tools_a", lambda s: {"timings_ms": {"tools_a": 3.0}})
     g.add_node("tools_b", lambda s: {"timings_ms": {"tools_b": 4.0}})
-    g.add_edge(START, "start_turn")
-    g.add_edge("start_turn", "plan")
+    g.add_edge(START, "route_question")
+    g.add_edge("route_question", "plan")
     g.add_conditional_edges("plan", lambda s: "plan" if s.get("hops", 0) % 2 else ["tools_a", "tools_b"])
     g.add_edge("tools_a", END)
     g.add_edge("tools_b", END)
@@ -66,7 +66,7 @@ async def test_in_a_graph_each_turn_reports_only_its_own_node_times():
     graph = _graph()
     cfg = {"configurable": {"thread_id": "t"}}
     first = await graph.ainvoke({}, cfg)
-    expected = {"start_turn": 1.0, "plan": 4.0, "tools_a": 3.0, "tools_b": 4.0}  # plan ran twice; branches merged
+    expected = {"route_question": 1.0, "plan": 4.0, "tools_a": 3.0, "tools_b": 4.0}  # plan ran twice; branches merged
     assert first["timings_ms"] == expected
     second = await graph.ainvoke({}, cfg)  # same thread: the checkpoint holds the first turn's timings
     assert second["timings_ms"] == expected
