@@ -125,6 +125,23 @@ def test_the_closest_faq_threshold_is_the_lowest_right_offer_that_keeps_offers_r
     assert choose_faq_fallback(model, items[3:], vecs[3:], {"faq": 1.01}, {})["threshold"] == 1.01
 
 
+def test_the_closest_faq_threshold_stops_where_the_offers_near_it_turn_mostly_wrong():
+    from app.router_thresholds import FALLBACK_WINDOW, choose_faq_fallback
+    from graph.router_model import RouterModel
+
+    model = RouterModel(["faq:a", "faq:b", "handbook"], np.array([[4.0, 0.0], [0.0, 0.0], [-4.0, 0.0]]),
+                        np.zeros(3), np.eye(2, dtype=np.float32), ["faq:a", "handbook"], {})
+    xs = np.linspace(0.95, 0.05, 14)
+    vecs = np.array([[x, np.sqrt(1 - x * x)] for x in xs], dtype=np.float32)
+    p = [model.score(v).best_faq()[1] for v in vecs]
+    # eight right offers, five wrong, one right: 9 of 14 offered are right on average (64%), but of the ten
+    # nearest the last one only five (50%): an offer at that confidence is a coin toss, so it stops above them
+    routes = ["faq:a"] * 8 + ["handbook"] * 5 + ["faq:a"]
+    out = choose_faq_fallback(model, [{"route": r} for r in routes], vecs, {"faq": 1.01, "handbook": 1.01}, {})
+    assert FALLBACK_WINDOW == 10 and 9 / 14 >= 0.6
+    assert out["threshold"] == round(p[7], 4) and (out["offered"], out["right"]) == (8, 8)
+
+
 def test_splits_are_disjoint():
     def norm(q):
         return " ".join(re.sub(r"[^\w\s]", " ", q.lower()).split())
