@@ -77,7 +77,7 @@ run: up ## serve the Gradio chat (127.0.0.1:7860 by default)
 test: setup lint ## lint, types, unit + integration tests (starts the services the tests need)
 	$(APP) -m pytest tests
 
-test-unit: setup ## unit tests only: no services, about three minutes
+test-unit: setup ## unit tests only: no services, about two minutes
 	$(APP) -m pytest tests/unit
 
 test-integration: setup ## integration tests only: real vLLM, Redis, embeddings, backend
