@@ -211,6 +211,8 @@ def start_vllm(settings: Settings, name: str = "vllm") -> Status:
         raise ServiceError(f"no model at {settings.model_path}; run `make setup`")
     env = {"VLLM_CPU_KVCACHE_SPACE": str(settings.vllm_kv_cache_gb), "HF_HUB_OFFLINE": "1",
            "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+    if settings.vllm_worker_in_engine:
+        env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     proc = _spawn(settings, name, vllm_command(settings), env)
     return _wait(name, proc, lambda: check_vllm(settings), settings.vllm_start_timeout_s, _log(settings, name))
 

@@ -36,6 +36,11 @@ class Settings(BaseSettings):
         "than bfloat16 here (time to first token 0.27 vs 0.85 s for a short chat, 0.55 vs 2.4 s for ~220 tokens) and "
         "decoded ~25% slower (20 tokens in 1.6 vs 1.3 s); the help desk's LLM calls are mostly reading")
     vllm_kv_cache_gb: int = 2
+    vllm_worker_in_engine: bool = Field(
+        True, description="the local CPU server runs its model worker inside the engine process "
+        "(VLLM_ENABLE_V1_MULTIPROCESSING=0) instead of a worker process of its own, which busy-polls one core for "
+        "a second after every request and binds its thread to a core: the app's embeddings lost that core after "
+        "each LLM answer. Same text at temperature 0; docs/benchmark.md has the measurements")
     vllm_start_timeout_s: float = 420.0
     vllm_api_key: str = "EMPTY"
 
