@@ -61,11 +61,13 @@ class Settings(BaseSettings):
     torch_threads: int = Field(1, description="intra-op threads of the in-process encoders (torch or ONNX "
                                "Runtime); 0 = the library's default, one per core. One leaves vLLM's CPU worker "
                                "its core: see `python -m app bench --contention --threads N` and the README")
-    switch_interval_ms: float = Field(0.5, description="how long Python lets one thread hold the GIL before "
+    switch_interval_ms: float = Field(0.1, description="how long Python lets one thread hold the GIL before "
                                       "another may take it (Python's default: 5 ms). The embedding thread needs "
-                                      "it twice per question; with the default it waits ~5 ms each time the "
+                                      "it a few times per question; with the default it waits ~5 ms each time the "
                                       "event loop is busy with other requests (an embedding took 18 ms instead "
-                                      "of 6 beside a busy thread; 7.8 ms at 0.5)")
+                                      "of 6 beside a busy thread; 7.8 ms at 0.5). Warm FAQ turns, first text over "
+                                      "their floor at the median in three runs: 1.06-1.14x at 0.1, 1.14-1.22x at "
+                                      "0.5; 0.05 and 0.02 were no better")
     checkpoint_durability: Literal["exit", "async", "sync"] = Field(
         "exit", description="when a turn's state reaches the checkpointer: once, when the turn ends (a turn cut "
         "short by a crash is lost, and asked again), or after every step; per-step writes cost an FAQ answer "
