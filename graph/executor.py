@@ -22,7 +22,7 @@ from graph.context import Context
 from graph.deps import Deps
 from graph.state import ToolCall, ToolResult
 from tools.client import ToolError
-from tools.registry import TOOLS
+from tools.registry import TOOLS, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -42,19 +42,27 @@ def signature(name: str, args: dict[str, Any]) -> str:
     return name + json.dumps(args, sort_keys=True, default=str)
 
 
-async def fetch(deps: Deps, name: str, args: dict[str, Any], user: str, ctx: Context) -> Outcome:
-    """Validate, look in the cache, call the backend with timeout and retries, store the result."""
-    t0 = time.perf_counter()
+def _checked(name: str, args: dict[str, Any], user: str) -> tuple[ToolSpec | None, dict[str, Any], str | None]:
+    """(spec, validated arguments, None), or the reason the call cannot be made (personal data: the caller's only)."""
     spec = TOOLS.get(name)
     if spec is None:
-        return Outcome(None, f"there is no tool called {name!r}", "off", 0.0)
+        return None, args, f"there is no tool called {name!r}"
     try:
         clean = spec.args(**args).model_dump()
     except ValidationError as exc:
         bad = ", ".join(str(e["loc"][0]) for e in exc.errors() if e["loc"])
-        return Outcome(None, f"could not call {name}: invalid {bad or 'arguments'}", "off", 0.0)
+        return None, args, f"could not call {name}: invalid {bad or 'arguments'}"
     if spec.personal and clean.get("employee") != user:
-        return Outcome(None, f"{name} only answers for the caller", "off", 0.0)
+        return None, clean, f"{name} only answers for the caller"
+    return spec, clean, None
+
+
+async def fetch(deps: Deps, name: str, args: dict[str, Any], user: str, ctx: Context) -> Outcome:
+    """Validate, look in the cache, call the backend with timeout and retries, store the result."""
+    t0 = time.perf_counter()
+    spec, clean, problem = _checked(name, args, user)
+    if spec is None:
+        return Outcome(None, problem, "off", 0.0)
     vec = await deps.embed(str(clean[spec.similarity_arg])) if spec.similarity_arg and ctx.cache_enabled else None
     outcome = "off"
     if ctx.cache_enabled:
@@ -143,6 +151,40 @@ async def run_plan(deps: Deps, plan: list[ToolCall], user: str, ctx: Context,
     else:
         for call in plan:
             await one(call)
+    return [done[c["id"]] for c in plan]
+
+
+async def found_in_cache(deps: Deps, plan: list[ToolCall], user: str, ctx: Context) -> list[ToolResult] | None:
+    """Every result of a plan, when each is in the cache under its exact key; None at the first that is not.
+
+    The routing step answers a cache hit with them, a LangGraph step before the tool stage would. Only exact keys
+    are read (a handbook search is matched by meaning, after its text's embedding: the tool stage does that), and
+    independent calls at once, then those reading another's result. Nothing is counted unless all were found:
+    on a miss the tool stage runs the plan and counts its own looks.
+    """
+    if not ctx.cache_enabled or not plan:
+        return None
+    done: dict[str, ToolResult] = {}
+
+    async def one(call: ToolCall) -> ToolResult | None:
+        args, missing = _resolve(call["args"], done)
+        spec, clean, problem = _checked(call["name"], args, user) if not missing else (None, args, missing)
+        if spec is None or problem or spec.similarity_arg is not None:
+            return None
+        t0 = time.perf_counter()
+        hit, _ = await deps.cache.get(spec, clean, user, count=False)
+        if hit is None:
+            return None
+        return ToolResult(id=call["id"], name=call["name"], args=args, ok=True, data=hit, error=None,
+                          ms=round((time.perf_counter() - t0) * 1000, 1), cache="hit")
+
+    for stage in ([c for c in plan if not c["depends_on"]], [c for c in plan if c["depends_on"]]):
+        for call, res in zip(stage, await asyncio.gather(*(one(c) for c in stage)), strict=True):
+            if res is None:
+                return None
+            done[call["id"]] = res
+    for res in done.values():
+        deps.cache.count_hit(res["name"])
     return [done[c["id"]] for c in plan]
 
 

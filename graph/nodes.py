@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from graph import drafts, extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
-from graph.executor import TurnPrefetches, run_plan
+from graph.executor import TurnPrefetches, found_in_cache, run_plan
 from graph.intake import new_turn
 from graph.kit import context_of, current_context, emit, emit_chunked, hand_over, thread_of, timed, today_of
 from graph.language import ENGLISH_ONLY
@@ -56,8 +56,8 @@ class Nodes:
         update = {**fresh, "next_turn": fresh_offers, **update}
         if problem is not None:
             self._answered(update)
-        if update.get("answer"):  # the FAQ entry, a refusal: the caller has it before the step closes
-            await hand_over()
+        if update.get("answer") or update.get("streamed_parts"):  # the FAQ entry, a refusal, cached results:
+            await hand_over()  # the caller has it before the step closes
         return update
 
     async def _route_question(self, state: State, ctx: Context) -> dict[str, Any]:
@@ -90,7 +90,11 @@ class Nodes:
             parts = template_parts(d, self.deps.faq, slots, profile, today_of(ctx))
             plan = templates.plan_parts(parts, user)
             if plan is not None:
-                return {**update, **label_of(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
+                update = {**update, **label_of(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
+                if ctx.progressive_enabled and (found := await found_in_cache(self.deps, plan, user, ctx)):
+                    update["results"] = found  # the tool stage runs what is left of the plan: nothing
+                    update["streamed_parts"] = self._stream_parts(parts, found, [])
+                return update
             return {**update, **label_of("llm", parts), "parts": parts}  # a slot is missing: the LLM plans
         if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
             parts = [Part(intent="policy_lookup", slots=slots)]  # chat: sure it is no Brightmart matter, so no
@@ -174,25 +178,26 @@ class Nodes:
         started = len(prefetched)
         prefetched, ahead = self.next_turn.join(thread_of(), prefetched)  # the last turn's, still running
         parts = state.get("parts") or []
-        streamed: list[int] = []
-        arrived: list[Any] = []
+        # A template plan's results the routing step found in the cache (and streamed): not fetched again.
+        found = (state.get("results") or []) if state["route"] == "template" else []
+        streamed: list[int] = list(state.get("streamed_parts") or []) if found else []
+        arrived: list[Any] = list(found)
+        already = len(streamed)
 
         def stream_ready_parts(result: Any = None) -> None:
             """Progressive answers: each part of a compound request as soon as its own tools returned."""
             if result is not None:
                 arrived.append(result)
-            for i in range(len(parts)):
-                if i not in streamed and (text := templates.render_part(parts, i, arrived)):
-                    emit(("" if not streamed else " ") + text)
-                    streamed.append(i)
+            self._stream_parts(parts, arrived, streamed)
 
         # Each part as soon as its tools returned; a one-part answer too, a LangGraph step before compose_answer.
         progressive = ctx.progressive_enabled and state["route"] == "template" and bool(parts)
         if progressive:
             stream_ready_parts()  # FAQ parts need no tool
-        results = await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched,
-                                 stream_ready_parts if progressive else None)
-        if streamed:  # the caller has the parts before the step closes
+        have = {r["id"] for r in found}
+        results = found + await run_plan(self.deps, [c for c in state.get("plan", []) if c["id"] not in have],
+                                         state["user"], ctx, prefetched, stream_ready_parts if progressive else None)
+        if len(streamed) > already:  # the caller has the parts before the step closes
             await hand_over()
         left_ahead = len(ahead & prefetched.keys())
         for task in prefetched.values():  # what the plan did not take is wasted: stop it
@@ -278,6 +283,15 @@ class Nodes:
         return {"messages": [AIMessage(state["answer"])]}
 
     # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _stream_parts(parts: list[Part], results: list[Any], streamed: list[int]) -> list[int]:
+        """Stream each part that its results can now answer and was not streamed yet; returns `streamed`."""
+        for i in range(len(parts)):
+            if i not in streamed and (text := templates.render_part(parts, i, results)):
+                emit(("" if not streamed else " ") + text)
+                streamed.append(i)
+        return streamed
+
     def _said(self, state: State, answer: str, how: AnsweredBy) -> dict[str, Any]:
         """Stream an answer written without the LLM (what call_tools already streamed is not repeated)."""
         parts = state.get("parts") or []

@@ -64,8 +64,11 @@ class ToolCache:
 
     async def get(self, spec: ToolSpec, args: dict[str, Any], user: str,
                   text_vec: np.ndarray | None = None,
-                  threshold: float | None = None) -> tuple[dict[str, Any] | None, str]:
-        """(result, outcome): outcome is hit, miss (absent or expired) or bypass (Redis unavailable)."""
+                  threshold: float | None = None, count: bool = True) -> tuple[dict[str, Any] | None, str]:
+        """(result, outcome): outcome is hit, miss (absent or expired) or bypass (Redis unavailable).
+
+        `count=False` leaves the hit and miss counts alone (a look that decides nothing yet: the caller counts).
+        """
         key = self.namespace + cache_key(spec, args, user)
         try:
             if spec.similarity_arg is None:
@@ -75,7 +78,8 @@ class ToolCache:
         except RedisError as exc:
             log.warning("tool cache bypassed (redis: %s)", exc)
             return None, "bypass"
-        self._count_later(spec.name, "hit" if raw else "miss")
+        if count:
+            self._count_later(spec.name, "hit" if raw else "miss")
         return (json.loads(raw), "hit") if raw else (None, "miss")
 
     async def _similar(self, key: str, vec: np.ndarray | None, threshold: float) -> bytes | None:
@@ -114,6 +118,10 @@ class ToolCache:
             await self.redis.expire(key + ":v", spec.ttl_s * 2)
         except RedisError as exc:
             log.warning("tool cache bypassed on write (redis: %s)", exc)
+
+    def count_hit(self, tool: str) -> None:
+        """Count a hit that a `count=False` look found and used."""
+        self._count_later(tool, "hit")
 
     def _count_later(self, tool: str, outcome: str) -> None:
         """Count an outcome without making the caller wait for it: a cache hit is one Redis round trip, not two."""

@@ -49,11 +49,14 @@ class FakeCache:
     def __init__(self) -> None:
         self.store: dict[str, Any] = {}
 
-    async def get(self, spec, args, user, text_vec=None, threshold=None):
+    async def get(self, spec, args, user, text_vec=None, threshold=None, count=True):
         from tools.cache import cache_key
 
         hit = self.store.get(cache_key(spec, args, user) + json.dumps(args, sort_keys=True))
         return hit, "hit" if hit is not None else "miss"
+
+    def count_hit(self, tool):
+        pass
 
     async def put(self, spec, args, user, result, text_vec=None):
         from tools.cache import cache_key

@@ -88,6 +88,26 @@ async def test_weather_and_clothing_chain(graph_for):
     assert "Paris" in final["answer"] and "coat" in final["answer"]
 
 
+async def test_a_cached_answer_streams_from_the_routing_step_and_nothing_is_fetched_again(graph_for):
+    deps = make_deps()
+    graph = graph_for(deps)
+    first, _ = await ask(graph, "What should I wear in Paris tomorrow?")
+    events = []
+    async for mode, chunk in graph.astream({"messages": [HumanMessage("What should I wear in Paris tomorrow?")],
+                                            "user": "E1001"}, {"configurable": {"thread_id": "t2"}}, context=CTX,
+                                           stream_mode=["custom", "updates"]):
+        events.append(("text", chunk["answer_delta"]) if mode == "custom" else ("step", next(iter(chunk))))
+    assert len(deps.tools.calls) == 2, "the weather and the advice come from the cache, the backend is not asked"
+    assert events[0][0] == "text" and events[1] == ("step", "route_question"), events  # before the tool stage
+    assert "".join(t for kind, t in events if kind == "text") == first["answer"], "said once, as before"
+    again, _ = await ask(graph, "What should I wear in Paris tomorrow?", thread="t2")
+    assert [r["cache"] for r in again["results"]] == ["hit", "hit"] and again["answer"] == first["answer"]
+    assert again["answered_by"] == "template" and "call_tools" in again["timings_ms"]
+
+    await ask(graph, "What should I wear in Paris tomorrow?", thread="t3", ctx=replace(CTX, cache_enabled=False))
+    assert len(deps.tools.calls) == 4, "with the cache off both are fetched"
+
+
 async def test_question_the_router_is_unsure_of_plans_with_the_llm_and_invents_nothing(graph_for):
     plan = json.dumps({"calls": [{"tool": "kb_search", "args": {"query": "x"}}, {"tool": "salary"}]})
     deps = make_deps(llm_replies=[plan, "Dogs are welcome on Fridays in the office."])
