@@ -9,8 +9,9 @@ START -> route_question -> answer_faq -> END                                    
 compose_answer ends the turn with a named outcome (error, template, partial, closest_faq,
 handbook_quote, not_in_handbook) or hands over to write_answer ("llm") when only the LLM can answer.
 route_question starts the turn (reads the question, pins the caller, resets the per-turn fields) and routes it in
-one step. An answer written before its last step (the FAQ entry, a refusal) is streamed by route_question, the
-step that wrote it; answer_faq and refuse record it in the conversation.
+one step. An answer written before its last step (the FAQ entry, a refusal, a template answer whose every
+call the cache holds) is streamed by route_question, the step that wrote it; answer_faq and refuse record
+it in the conversation, call_tools and compose_answer the template's.
 
 `build_desk` returns the compiled graph in a `Desk`, beside what the entry points do around a turn with the
 same resources (start the question's embedding early, seed next-turn prefetch at a server's warm-up).
