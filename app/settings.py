@@ -68,6 +68,10 @@ class Settings(BaseSettings):
                                       "of 6 beside a busy thread; 7.8 ms at 0.5). Warm FAQ turns, first text over "
                                       "their floor at the median in three runs: 1.06-1.14x at 0.1, 1.14-1.22x at "
                                       "0.5; 0.05 and 0.02 were no better")
+    gc_freeze: bool = Field(True, description="after start-up, move every object loaded so far (the models, "
+                            "the libraries: about 650,000) out of the garbage collector's sight (`gc.freeze`). "
+                            "A full collection otherwise walks them all: 330-350 ms here, a pause that lands "
+                            "on whichever answer is under way")
     checkpoint_durability: Literal["exit", "async", "sync"] = Field(
         "exit", description="when a turn's state reaches the checkpointer: once, when the turn ends (a turn cut "
         "short by a crash is lost, and asked again), or after every step; per-step writes cost an FAQ answer "
