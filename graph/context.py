@@ -11,7 +11,8 @@ class Context:
     """Read by nodes through `runtime.context`; the benchmark flips these one at a time."""
 
     faq_enabled: bool = True  # FAQ early exit
-    early_embedding: bool = True  # embed the question while LangGraph loads the conversation (before the graph)
+    early_embedding: bool = True  # embed the question early: for the router while LangGraph loads the conversation
+    # (before the graph); with the shared encoder as soon as the router says a later step needs it
     faq_fallback_enabled: bool = True  # full path: offer the likely FAQ entry as the closest answer
     templates_enabled: bool = True  # templated plans and answers for known intents
     llm_drafts: bool = False  # writing requests: the LLM writes the draft (off: from the request's words, no LLM)

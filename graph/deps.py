@@ -54,6 +54,14 @@ class Deps:
         memo = self.router.embed if isinstance(self.router.embed, EmbeddingMemo) else self._memo
         memo.prefetch(text)
 
+    def prefetch_search_embedding(self, text: str) -> None:
+        """Start the shared encoder's embedding of a question a later step will need (the handbook search's
+        semantic cache and its quotes, the leave type settled by meaning), so it is computed while the routing
+        step reads the profile and fills the slots instead of after them. Nothing to do when the router shares
+        the encoder: its embedding is memoized already.
+        """
+        self._memo.prefetch(text)
+
     def forget_embedding(self, text: str) -> None:
         """Drop a text's memoized embeddings (the router's and the shared one): its next turn embeds it again."""
         for memo in (self.router.embed, self._memo):  # the same memo twice is harmless

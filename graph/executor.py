@@ -168,8 +168,8 @@ async def found_in_cache(deps: Deps, plan: list[ToolCall], user: str, ctx: Conte
 
     async def one(call: ToolCall) -> ToolResult | None:
         args, missing = _resolve(call["args"], done)
-        spec, clean, problem = _checked(call["name"], args, user) if not missing else (None, args, missing)
-        if spec is None or problem or spec.similarity_arg is not None:
+        spec, clean, _ = _checked(call["name"], args, user) if not missing else (None, args, missing)
+        if spec is None or spec.similarity_arg is not None:  # not callable as asked, or matched by meaning
             return None
         t0 = time.perf_counter()
         hit, _ = await deps.cache.get(spec, clean, user, count=False)

@@ -17,11 +17,11 @@ from graph.kit import context_of, current_context, emit, emit_chunked, hand_over
 from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn
 from graph.parts import label_of, llm_parts, template_parts
-from graph.paths import ROUTE_OF, AnsweredBy, Route
+from graph.paths import ROUTE_OF, AnsweredBy, Decision, Route
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import closest_faq, not_in_handbook, out_of_scope, refusal, unknown_employee
-from graph.slots import fill_slots, refers_back, settle_leave_type
+from graph.slots import fill_slots, leave_types_named, refers_back, settle_leave_type
 from graph.state import Part, State
 from graph.tracing import annotate
 from tools.registry import INTENTS, carried_slots
@@ -73,6 +73,8 @@ class Nodes:
             entry = self.deps.faq[d.faq_id]
             update["faq"] = {"id": entry.id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
             return self._route(update, ROUTE_OF[d.path], entry.answer)
+        if ctx.early_embedding and self._embeds_question_later(d, question):
+            self.deps.prefetch_search_embedding(question)
         profile = await self._profile(state)
         if profile is None:
             return self._route(update, "invalid", unknown_employee(user))
@@ -93,7 +95,7 @@ class Nodes:
                 update = {**update, **label_of(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
                 if ctx.progressive_enabled and (found := await found_in_cache(self.deps, plan, user, ctx)):
                     update["results"] = found  # the tool stage runs what is left of the plan: nothing
-                    update["streamed_parts"] = self._stream_parts(parts, found, [])
+                    update["streamed_parts"] = templates.stream_parts(parts, found, [])
                 return update
             return {**update, **label_of("llm", parts), "parts": parts}  # a slot is missing: the LLM plans
         if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
@@ -104,6 +106,14 @@ class Nodes:
             return {**update, "route": route, "intent": "free_writing", "parts": []}
         parts = llm_parts(d, self.deps.faq, slots, profile, today_of(ctx))
         return {**update, **label_of("llm", parts), "parts": parts}
+
+    @staticmethod
+    def _embeds_question_later(d: Decision, question: str) -> bool:
+        """Whether a later step embeds the question with the shared encoder: the handbook search, or settling
+        which leave a question is about when no single keyword says (as `settle_leave_type` does).
+        """
+        return d.path == "handbook" or (("leave_policy" in d.intents or d.path == "llm")
+                                        and len(leave_types_named(question)) != 1)
 
     @timed
     async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -188,7 +198,7 @@ class Nodes:
             """Progressive answers: each part of a compound request as soon as its own tools returned."""
             if result is not None:
                 arrived.append(result)
-            self._stream_parts(parts, arrived, streamed)
+            templates.stream_parts(parts, arrived, streamed)
 
         # Each part as soon as its tools returned; a one-part answer too, a LangGraph step before compose_answer.
         progressive = ctx.progressive_enabled and state["route"] == "template" and bool(parts)
@@ -283,15 +293,6 @@ class Nodes:
         return {"messages": [AIMessage(state["answer"])]}
 
     # ------------------------------------------------------------------ helpers
-    @staticmethod
-    def _stream_parts(parts: list[Part], results: list[Any], streamed: list[int]) -> list[int]:
-        """Stream each part that its results can now answer and was not streamed yet; returns `streamed`."""
-        for i in range(len(parts)):
-            if i not in streamed and (text := templates.render_part(parts, i, results)):
-                emit(("" if not streamed else " ") + text)
-                streamed.append(i)
-        return streamed
-
     def _said(self, state: State, answer: str, how: AnsweredBy) -> dict[str, Any]:
         """Stream an answer written without the LLM (what call_tools already streamed is not repeated)."""
         parts = state.get("parts") or []

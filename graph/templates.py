@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from graph.kit import emit
 from graph.renderers import RENDERERS
 from graph.state import Part, ToolCall, ToolResult
 from graph.summaries import SUMMARIES
@@ -242,3 +243,14 @@ def compose_fetched(slots: dict[str, Any], results: list[ToolResult], parts: lis
         return None
     faq = [a for p in parts if (a := p.get("answer"))] or ([offer] if offer else [])
     return " ".join([fetched, *faq])
+
+
+def stream_parts(parts: list[Part], results: list[ToolResult], streamed: list[int]) -> list[int]:
+    """Stream each part that its results can now answer and was not streamed yet (progressive answers: a
+    compound request's parts one by one, as their tools return); returns `streamed`, the parts sent so far.
+    """
+    for i in range(len(parts)):
+        if i not in streamed and (text := render_part(parts, i, results)):
+            emit(("" if not streamed else " ") + text)
+            streamed.append(i)
+    return streamed

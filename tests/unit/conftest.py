@@ -37,8 +37,11 @@ class FakeEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         return np.stack([self.embed_one(t) for t in texts])
 
-    async def run(self, fn, *args):
-        return fn(*args)
+    def run(self, fn, *args):
+        """A future, as the real embedder's thread gives: a prefetch attaches callbacks to it."""
+        fut = asyncio.get_running_loop().create_future()
+        fut.set_result(fn(*args))
+        return fut
 
 
 class FakeCache:

@@ -49,6 +49,20 @@ async def test_the_question_is_embedded_before_the_graph_runs_unless_switched_of
     assert started == ["When is payday?"]
 
 
+async def test_a_handbook_question_is_embedded_for_the_search_as_soon_as_the_router_decides(graph_for):
+    deps = make_deps()
+    started: list[tuple[str, list[str]]] = []  # (question, tools called by then)
+    deps.prefetch_search_embedding = lambda text: started.append((text, [c[0] for c in deps.tools.calls]))
+    graph = graph_for(deps)
+    final, _ = await ask(graph, "Where is the fire exit policy?")
+    assert final["route"] == "template" and final["intent"] == "policy_lookup"
+    assert started == [("Where is the fire exit policy?", [])]  # before the search, which embeds it again
+    assert [c[0] for c in deps.tools.calls] == ["kb_search"]
+    await ask(graph, "When is payday?", thread="t2")  # the FAQ answer needs no second embedding
+    await ask(graph, "Where is the fire exit policy?", thread="t3", ctx=replace(CTX, early_embedding=False))
+    assert len(started) == 1
+
+
 async def test_faq_switched_off_looks_in_the_handbook_instead(graph_for):
     deps = make_deps()
     graph = graph_for(deps)
