@@ -79,9 +79,21 @@ def leave_type_slot(text: str) -> str | None:
     return next(iter(leave_types_named(text)), None)
 
 
+# The one giving birth is the caller's partner ("my wife is due in June", "my girlfriend is pregnant"): the birth
+# words describe her, and the caller's own leave is partner (paternity) leave.
+_PARTNER_BIRTH = re.compile(r"\b(?:my|our)\s+(?:wife|girlfriend|partner|fianc[eé]e?|spouse)(?:'s)?\b[^.?!]{0,40}?"
+                            r"\b(?:due|pregnan\w*|expecting|giv(?:e|ing) birth|gave birth|having (?:a|our) baby)\b",
+                            re.IGNORECASE)
+
+
 def leave_types_named(text: str) -> list[str]:
-    """Every leave type a question names by keyword, in the domain's priority order."""
-    return [kind for kind in LEAVE_PRIORITY if LEAVE_PATTERNS[kind].search(text)]
+    """Every leave type a question names by keyword, in the domain's priority order (a partner's pregnancy
+    names the caller's partner leave, not maternity leave).
+    """
+    named = [kind for kind in LEAVE_PRIORITY if LEAVE_PATTERNS[kind].search(text)]
+    if _PARTNER_BIRTH.search(text):
+        named = list(dict.fromkeys("paternity" if kind == "maternity" else kind for kind in named)) or ["paternity"]
+    return named
 
 
 async def settle_leave_type(text: str, slots: dict[str, Any],

@@ -21,7 +21,7 @@ LEAVE_SYNONYMS: dict[str, tuple[str, ...]] = {
     "maternity": ("maternity", "pregnan*", "new mum*", "new mom*", "new mother*", "give birth", "giving birth",
                   "gave birth", "mat leave", "mat-leave"),
     "paternity": ("paternity", "partner leave", "new father*", "new dad*", "dad", "dads", "father", "fathers",
-                  "pat leave", "pat-leave"),
+                  "pat leave", "pat-leave", "non-birth", "non birth"),  # "the non-birth mum": partner leave
     "parental": ("parental",),
     "bereavement": ("bereavement", "compassionate", "funeral", "death in the family", "passed away", "died"),
     "study": ("study", "exam leave", "education leave", "exams"),

@@ -124,6 +124,17 @@ def test_leave_type_synonyms():
     assert leave_type_slot("wife's due in march, how much pat leave do I get?") == "paternity"
 
 
+def test_a_partners_pregnancy_is_the_callers_partner_leave_not_maternity_leave():
+    assert leave_type_slot("my wife is due in june, how many weeks can i take once the baby is here?") == "paternity"
+    assert leave_type_slot("My girlfriend is pregnant - what leave do I get?") == "paternity"
+    assert leave_type_slot("our partner's due date is in May, how long can I be off?") == "paternity"
+    assert leave_type_slot("My wife is giving birth next month. Can I take time off?") == "paternity"
+    assert leave_type_slot("I'm pregnant and my partner wants to know when I should tell HR") == "maternity"
+    assert leave_type_slot("my wife died last week, how many days off can I take?") == "bereavement"
+    assert leave_type_slot("my wife is ill, can I take a sick day to look after her?") == "sick"
+    assert leave_type_slot("I'm the non-birth mum, is there leave for me when the baby comes?") == "paternity"
+
+
 def test_fill_slots_prefers_question_then_conversation_then_profile():
     slots = fill_slots("and in Paris?", TODAY, {"city": "Berlin"}, {"city": "Madrid", "month": "2026-01"})
     assert slots["city"] == "Paris" and slots["sources"]["city"] == "question"
