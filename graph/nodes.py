@@ -17,11 +17,11 @@ from graph.kit import context_of, current_context, emit, emit_chunked, hand_over
 from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn
 from graph.parts import label_of, llm_parts, template_parts
-from graph.paths import ROUTE_OF, AnsweredBy, Decision, Route
+from graph.paths import ROUTE_OF, AnsweredBy, Route
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import closest_faq, not_in_handbook, out_of_scope, refusal, unknown_employee
-from graph.slots import fill_slots, leave_types_named, refers_back, settle_leave_type
+from graph.slots import fill_slots, leave_type_needs_meaning, refers_back, settle_leave_type
 from graph.state import Part, State
 from graph.tracing import annotate
 from tools.registry import INTENTS, carried_slots
@@ -73,8 +73,9 @@ class Nodes:
             entry = self.deps.faq[d.faq_id]
             update["faq"] = {"id": entry.id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
             return self._route(update, ROUTE_OF[d.path], entry.answer)
-        if ctx.early_embedding and self._embeds_question_later(d, question):
-            self.deps.prefetch_search_embedding(question)
+        settles_leave = "leave_policy" in d.intents or d.path == "llm"  # which leave: by meaning when no keyword says
+        if ctx.early_embedding and (d.path == "handbook" or (settles_leave and leave_type_needs_meaning(question))):
+            self.deps.prefetch_search_embedding(question)  # a later step embeds it with the shared encoder
         profile = await self._profile(state)
         if profile is None:
             return self._route(update, "invalid", unknown_employee(user))
@@ -85,7 +86,7 @@ class Nodes:
         if d.label != "follow_up":  # a new request reuses only what it points back to ("that month", "there")
             previous = {k: v for k, v in previous.items() if k in refers_back(question)}
         slots = fill_slots(question, today_of(ctx), profile, previous)
-        if "leave_policy" in d.intents or d.path == "llm":  # which leave: by meaning when no one keyword says
+        if settles_leave:
             await settle_leave_type(question, slots, self.deps.embed_many)
         update["slots"] = slots
         if d.path == "template":
@@ -106,14 +107,6 @@ class Nodes:
             return {**update, "route": route, "intent": "free_writing", "parts": []}
         parts = llm_parts(d, self.deps.faq, slots, profile, today_of(ctx))
         return {**update, **label_of("llm", parts), "parts": parts}
-
-    @staticmethod
-    def _embeds_question_later(d: Decision, question: str) -> bool:
-        """Whether a later step embeds the question with the shared encoder: the handbook search, or settling
-        which leave a question is about when no single keyword says (as `settle_leave_type` does).
-        """
-        return d.path == "handbook" or (("leave_policy" in d.intents or d.path == "llm")
-                                        and len(leave_types_named(question)) != 1)
 
     @timed
     async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -204,9 +197,8 @@ class Nodes:
         progressive = ctx.progressive_enabled and state["route"] == "template" and bool(parts)
         if progressive:
             stream_ready_parts()  # FAQ parts need no tool
-        have = {r["id"] for r in found}
-        results = found + await run_plan(self.deps, [c for c in state.get("plan", []) if c["id"] not in have],
-                                         state["user"], ctx, prefetched, stream_ready_parts if progressive else None)
+        results = found or await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched,
+                                          stream_ready_parts if progressive else None)  # found: the whole plan
         if len(streamed) > already:  # the caller has the parts before the step closes
             await hand_over()
         left_ahead = len(ahead & prefetched.keys())

@@ -96,6 +96,11 @@ def leave_types_named(text: str) -> list[str]:
     return named
 
 
+def leave_type_needs_meaning(text: str) -> bool:
+    """Whether settling the question's leave type embeds it: it names no type by keyword, or several."""
+    return len(leave_types_named(text)) != 1
+
+
 async def settle_leave_type(text: str, slots: dict[str, Any],
                             embed: Callable[[list[str]], Awaitable[np.ndarray]]) -> None:
     """Set the leave-type slot from the question's meaning, unless the conversation set it and the question
