@@ -5,7 +5,8 @@ Two candidate models are built from the same labelled data (`data/router/`):
 - `frozen`: logistic regression on the frozen all-MiniLM-L6-v2 embeddings the app already computes
   for the caches, so routing costs no extra embedding;
 - `finetuned`: the same head on a MiniLM contrastively fine-tuned on the training split
-  (supervised contrastive loss: questions of one route pulled together, others pushed apart).
+  (supervised contrastive loss: questions of one route pulled together, others pushed apart), served with
+  int8 weights (`Settings.router_int8`): its head, temperature and thresholds are fitted on the int8 vectors.
 
 Both learn from the project's train split, every FAQ phrasing and the public data sets' train splits
 (`app/public_data.py`: out-of-domain intents as `other`, mapped intents as their route); the fine-tuned
@@ -25,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
 import time
 from collections import Counter
 from pathlib import Path
@@ -113,8 +115,16 @@ def fingerprint(kind: str, embedder_name: str) -> str:
 
 
 def model_dir(settings: Settings, kind: str, embedder_name: str) -> Path:
-    """Cache folder of one trained router."""
-    return settings.cache_dir / "models" / f"router-{kind}-{fingerprint(kind, embedder_name)}"
+    """Cache folder of one trained router (an int8 encoder's head is its own model: `int8_encoder`)."""
+    variant = f"{kind}-int8" if int8_encoder(settings, kind) else kind
+    return settings.cache_dir / "models" / f"router-{variant}-{fingerprint(kind, embedder_name)}"
+
+
+def int8_encoder(settings: Settings, kind: str) -> bool:
+    """Whether this candidate's encoder is served with int8 weights: the fine-tuned one, when asked for and ONNX
+    Runtime serves it (`Settings.router_int8`). The frozen candidate shares the app's float encoder.
+    """
+    return kind == "finetuned" and settings.router_int8 and settings.embed_backend == "onnx"
 
 
 def fit_head(vecs: np.ndarray, labels: list[str], c: float) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -170,23 +180,40 @@ def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: in
     return emb
 
 
-def train(kind: str, settings: Settings | None = None, write: bool = True) -> tuple[RouterModel, Embedder]:
+def train(kind: str, settings: Settings | None = None) -> tuple[RouterModel, Embedder]:
     """Train one candidate (fine-tune the encoder for `finetuned`), fit its head and cache it."""
     settings = settings or get_settings()
     t0 = time.perf_counter()
     base = load_embedder(settings.embedding_model)
-    embedder = finetune(base.name, finetune_examples()) if kind == "finetuned" else base
+    folder = model_dir(settings, kind, base.name)
+    embedder = base
+    if kind == "finetuned":
+        embedder = finetuned_encoder(settings, base.name, folder / "encoder")
+        if int8_encoder(settings, kind):  # the head learns the vectors it will be served
+            embedder = Embedder(embedder.name, "onnx", settings.torch_threads, int8=True)
     model = fit_router(embedder, training_examples())
     model.meta = {"kind": kind, "fingerprint": fingerprint(kind, base.name), "seed": SEED, **model.meta,
-                  "train_seconds": round(time.perf_counter() - t0, 1), "base_model": base.name}
-    if write:
-        folder = model_dir(settings, kind, base.name)
-        model.save(folder)
-        if kind == "finetuned":
-            embedder._model.save(str(folder / "encoder"))  # noqa: SLF001
+                  "encoder_int8": embedder.int8, "train_seconds": round(time.perf_counter() - t0, 1),
+                  "base_model": base.name}
+    model.save(folder)
     log.info("router %s: C=%s T=%s dev %s, public val %s", kind, model.meta["C"], model.temperature,
              model.meta["dev"], model.meta["public_val"])
     return model, embedder
+
+
+def finetuned_encoder(settings: Settings, base: str, keep: Path) -> Embedder:
+    """The fine-tuned encoder, kept in `keep`: copied from the other variant's folder (float or int8 head) when
+    that one was trained on the same data, since fine-tuning is the same seeded run either way; else trained now.
+    """
+    fp = fingerprint("finetuned", base)
+    for variant in ("finetuned", "finetuned-int8"):
+        found = settings.cache_dir / "models" / f"router-{variant}-{fp}" / "encoder"
+        if found != keep and (found / "config.json").exists():
+            shutil.copytree(found, keep, dirs_exist_ok=True)
+            break
+    else:
+        finetune(base, finetune_examples())._model.save(str(keep))  # noqa: SLF001
+    return Embedder(str(keep), backend="torch")
 
 
 def fit_router(embedder: Embedder, pairs: list[tuple[str, str]]) -> RouterModel:
@@ -256,7 +283,8 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     faq = {e.id: [*e.phrasings, e.answer] for e in load_faq(FAQ_PATH).values()}
     if kind == "finetuned":
         encoder = EmbeddingMemo(Embedder(str(model_dir(settings, kind, base.name) / "encoder"),
-                                           settings.embed_backend, settings.torch_threads))
+                                           settings.embed_backend, settings.torch_threads,
+                                           int8=int8_encoder(settings, kind)))
         return Router(model, encoder, faq)
     return Router(model, EmbeddingMemo(base) if standalone else None, faq)
 

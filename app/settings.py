@@ -61,6 +61,10 @@ class Settings(BaseSettings):
     torch_threads: int = Field(1, description="intra-op threads of the in-process encoders (torch or ONNX "
                                "Runtime); 0 = the library's default, one per core. One leaves vLLM's CPU worker "
                                "its core: see `python -m app bench --contention --threads N` and the README")
+    router_int8: bool = Field(True, description="serve the fine-tuned router's encoder with int8 weights (per "
+                              "channel) and the head fitted on those vectors: a question's embedding in about half "
+                              "the time, dev intent accuracy within half a point (docs/routing.md). Off: the float "
+                              "encoder and its own head (each is trained and cached once)")
     switch_interval_ms: float = Field(0.1, description="how long Python lets one thread hold the GIL before "
                                       "another may take it (Python's default: 5 ms). The embedding thread needs "
                                       "it a few times per question; with the default it waits ~5 ms each time the "

@@ -2,8 +2,8 @@
 
 A route's floor ratio (its latency over its floor) says whether any time is left to win:
 
-- FAQ answer: one embedding of the question (never memoized) plus the router's scoring;
-- template answer whose tools all hit the cache: the embedding plus one Redis read per cached result;
+- FAQ answer: one embedding of the question with the router's encoder (never memoized) plus its scoring;
+- template answer whose tools all hit the cache: that embedding plus one Redis read per cached result;
 - template answer that called the backend: the same calls, with the same arguments, made directly
   (independent calls at once, a call that reads another's result after it);
 - LLM answer: vLLM's time to first token plus decoding as many tokens as the answer has.
@@ -22,6 +22,7 @@ import httpx
 from app.bench.metrics import percentile
 from graph.deps import Deps
 from tools.cache import cache_key
+from tools.embeddings import Embedder, EmbeddingMemo
 from tools.registry import INTENTS, TOOLS
 
 # Tools whose arguments read another call's result ("@weather.temperature_c"): they wait for it.
@@ -41,9 +42,16 @@ def kind_of(row: dict[str, Any]) -> str | None:
     return None
 
 
+def _router_encoder(deps: Deps) -> Embedder:
+    """The encoder the router decides with: its own (the fine-tuned one, int8 or not), or the app's shared one."""
+    own = deps.router.embed
+    return own.embedder if isinstance(own, EmbeddingMemo) else deps.embedder
+
+
 async def _embedding_ms(deps: Deps, question: str) -> float:
+    encoder = _router_encoder(deps)
     t0 = time.perf_counter()
-    vec = (await deps.embedder.run(deps.embedder.embed, [question]))[0]  # the embedder itself: no memo
+    vec = (await encoder.run(encoder.embed, [question]))[0]  # the encoder itself: no memo
     deps.router.model.score(vec)
     return (time.perf_counter() - t0) * 1000
 
@@ -65,8 +73,9 @@ async def _backend_ms(deps: Deps, tools: list[dict[str, Any]]) -> float:
 
 async def _cache_read_ms(deps: Deps, question: str, tools: list[dict[str, Any]], user: str) -> float:
     """Embedding plus reading each cached result (one Redis round trip each, at once)."""
+    encoder = _router_encoder(deps)
     t0 = time.perf_counter()
-    await deps.embedder.run(deps.embedder.embed, [question])
+    await encoder.run(encoder.embed, [question])
     keys = [deps.cache.namespace + cache_key(TOOLS[t["name"]], t["args"], user) for t in tools if t["name"] in TOOLS]
     await asyncio.gather(*(deps.redis.get(k) for k in keys))
     return (time.perf_counter() - t0) * 1000

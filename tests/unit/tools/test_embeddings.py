@@ -20,6 +20,22 @@ def test_onnx_runtime_gives_the_vectors_torch_gives(tmp_path, monkeypatch):
     assert np.allclose(fast.embed(QUESTIONS[:1])[0], a[0], atol=1e-5)  # padding in a batch changes nothing
 
 
+
+def test_the_int8_encoder_points_where_the_float_one_does_and_a_batch_does_not_move_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("CACHE_DIR", str(tmp_path))
+    full, small = Embedder("", "onnx", 1), Embedder("", "onnx", 1, int8=True)
+    assert small.int8 and not full.int8
+    onnx = sorted((tmp_path / "onnx").glob("*.onnx"), key=lambda p: p.name.endswith("-int8pc.onnx"))
+    assert len(onnx) == 2 and onnx[1].name == onnx[0].stem + "-int8pc.onnx"  # the float export, its int8 copy
+    assert onnx[1].stat().st_size < onnx[0].stat().st_size / 3
+    a, b = full.embed(QUESTIONS[:4]), small.embed(QUESTIONS[:4])
+    cos = np.sum(a * b, axis=1)
+    assert cos.min() > 0.95 and np.median(cos) > 0.98  # close, not equal: only a head fitted on it may use it
+    assert np.max(np.abs(a - b)) > 1e-4
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    for i, q in enumerate(QUESTIONS[:4]):  # the same vector alone as beside longer texts (training vs serving)
+        assert np.allclose(small.embed([q])[0], b[i], atol=1e-6)
+
 async def test_memo_embeds_each_text_once():
     calls = []
 
