@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import shutil
 import time
 from collections import Counter
@@ -46,7 +47,7 @@ from app.router_thresholds import (
 from app.settings import ROOT, Settings, get_settings
 from graph.router import Router, group_of
 from graph.router_model import RouterModel
-from tools.embeddings import Embedder, EmbeddingMemo, bundled_model_path, load_embedder
+from tools.embeddings import INT8_RECIPE, Embedder, EmbeddingMemo, bundled_model_path, load_embedder
 from tools.faq import load_faq
 
 log = logging.getLogger(__name__)
@@ -115,8 +116,10 @@ def fingerprint(kind: str, embedder_name: str) -> str:
 
 
 def model_dir(settings: Settings, kind: str, embedder_name: str) -> Path:
-    """Cache folder of one trained router (an int8 encoder's head is its own model: `int8_encoder`)."""
-    variant = f"{kind}-int8" if int8_encoder(settings, kind) else kind
+    """Cache folder of one trained router. An int8 encoder's head is its own model (`int8_encoder`), keyed by how
+    the weights are quantized too: a head fits the vectors of one recipe.
+    """
+    variant = f"{kind}-{INT8_RECIPE}" if int8_encoder(settings, kind) else kind
     return settings.cache_dir / "models" / f"router-{variant}-{fingerprint(kind, embedder_name)}"
 
 
@@ -191,6 +194,9 @@ def train(kind: str, settings: Settings | None = None) -> tuple[RouterModel, Emb
         embedder = finetuned_encoder(settings, base.name, folder / "encoder")
         if int8_encoder(settings, kind):  # the head learns the vectors it will be served
             embedder = Embedder(embedder.name, "onnx", settings.torch_threads, int8=True)
+            if not embedder.int8:  # ONNX Runtime fell back to torch: no int8 vectors to fit a head on
+                raise RuntimeError("the int8 router encoder could not be built (see the warning above); "
+                                   "set ROUTER_INT8=false to train and serve the float one")
     model = fit_router(embedder, training_examples())
     model.meta = {"kind": kind, "fingerprint": fingerprint(kind, base.name), "seed": SEED, **model.meta,
                   "encoder_int8": embedder.int8, "train_seconds": round(time.perf_counter() - t0, 1),
@@ -205,14 +211,20 @@ def finetuned_encoder(settings: Settings, base: str, keep: Path) -> Embedder:
     """The fine-tuned encoder, kept in `keep`: copied from the other variant's folder (float or int8 head) when
     that one was trained on the same data, since fine-tuning is the same seeded run either way; else trained now.
     """
-    fp = fingerprint("finetuned", base)
-    for variant in ("finetuned", "finetuned-int8"):
-        found = settings.cache_dir / "models" / f"router-{variant}-{fp}" / "encoder"
-        if found != keep and (found / "config.json").exists():
-            shutil.copytree(found, keep, dirs_exist_ok=True)
+    tmp = keep.with_name(f"{keep.name}.tmp-{os.getpid()}")  # written whole, then moved into place
+    shutil.rmtree(tmp, ignore_errors=True)
+    for int8 in (False, True):
+        done = model_dir(settings.model_copy(update={"router_int8": int8}), "finetuned", base)
+        if done / "encoder" != keep and (done / "meta.json").exists():  # its head is saved after its encoder
+            shutil.copytree(done / "encoder", tmp)
             break
     else:
-        finetune(base, finetune_examples())._model.save(str(keep))  # noqa: SLF001
+        finetune(base, finetune_examples())._model.save(str(tmp))  # noqa: SLF001
+    shutil.rmtree(keep, ignore_errors=True)  # what a run that stopped half-way left
+    try:
+        tmp.rename(keep)
+    except OSError:  # another process put the same encoder there first
+        shutil.rmtree(tmp, ignore_errors=True)
     return Embedder(str(keep), backend="torch")
 
 
@@ -256,6 +268,9 @@ def choose_model(settings: Settings | None = None) -> str:
             scores[kind] = json.loads(meta.read_text())["dev"]["accuracy"]
     if scores.get("finetuned", 0.0) > scores.get("frozen", 0.0) + 0.01:
         return "finetuned"
+    if "finetuned" not in scores:
+        log.warning("no fine-tuned router trained for these settings (ROUTER_INT8=%s): the frozen one serves; "
+                    "`python -m app.router_train` trains it", settings.router_int8)
     return "frozen"
 
 
@@ -282,10 +297,14 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     base = load_embedder(settings.embedding_model)
     faq = {e.id: [*e.phrasings, e.answer] for e in load_faq(FAQ_PATH).values()}
     if kind == "finetuned":
-        encoder = EmbeddingMemo(Embedder(str(model_dir(settings, kind, base.name) / "encoder"),
-                                           settings.embed_backend, settings.torch_threads,
-                                           int8=int8_encoder(settings, kind)))
-        return Router(model, encoder, faq)
+        encoder = Embedder(str(model_dir(settings, kind, base.name) / "encoder"), settings.embed_backend,
+                           settings.torch_threads, int8=int8_encoder(settings, kind))
+        if encoder.int8 != bool(model.meta.get("encoder_int8")):  # its head was fitted on other vectors
+            log.error("the fine-tuned router's encoder is served %s but its head was fitted on %s vectors: "
+                      "serving the frozen router", *(("int8" if x else "float") for x in
+                                                    (encoder.int8, model.meta.get("encoder_int8"))))
+            return load_router(settings, "frozen", standalone)
+        return Router(model, EmbeddingMemo(encoder), faq)
     return Router(model, EmbeddingMemo(base) if standalone else None, faq)
 
 

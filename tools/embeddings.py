@@ -52,11 +52,11 @@ class Embedder:
         self.int8 = False
         if backend == "onnx":
             try:
-                self._ort = onnx_session(self._model, self.name, threads, int8)
+                small = onnx_session(self._model, self.name, threads, int8)
                 # A question (or a request's few clauses) runs on `threads`, leaving vLLM's CPU worker its
                 # core; a batch (a handbook passage's sentences) is worth every core.
-                self._ort_batch = onnx_session(self._model, self.name, 0, int8) if threads > 0 else self._ort
-                self.int8 = int8
+                batch = onnx_session(self._model, self.name, 0, int8) if threads > 0 else small
+                self._ort, self._ort_batch, self.int8 = small, batch, int8  # both or neither
             except Exception as exc:  # noqa: BLE001 - torch computes the same vectors, only slower
                 log.warning("embeddings on torch: ONNX Runtime not usable for %s (%s)", self.name, exc)
         self.backend = "onnx" if self._ort is not None else "torch"
@@ -206,6 +206,9 @@ def _load(model: str, backend: str, threads: int) -> Embedder:
 
 
 ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+# How `int8_model` quantizes: part of the int8 export's name and of the int8 router's cache key (a head is
+# fitted on the vectors of exactly this recipe). Change it whenever the quantization changes.
+INT8_RECIPE = "int8pc"
 
 
 def onnx_session(st_model: Any, name: str, threads: int = 0, int8: bool = False) -> Any:
@@ -266,10 +269,14 @@ def int8_model(path: Any) -> Any:
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    out = path.with_name(path.stem + "-int8pc.onnx")
+    out = path.with_name(f"{path.stem}-{INT8_RECIPE}.onnx")
     if not out.exists():
         with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".onnx.tmp", delete=False) as tmp:
-            quantize_dynamic(str(path), tmp.name, weight_type=QuantType.QInt8, per_channel=True)
+            try:
+                quantize_dynamic(str(path), tmp.name, weight_type=QuantType.QInt8, per_channel=True)
+            except BaseException:
+                os.unlink(tmp.name)
+                raise
         os.replace(tmp.name, out)
     return out
 
