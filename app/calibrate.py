@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from app.router_thresholds import clopper_pearson_upper
-from app.router_train import DATA, choose_model, label_counts, load_router, load_split
+from app.router_train import DATA, choose_model, load_router, load_split
 from app.settings import ROOT, get_settings
 from graph.router import Decision, Router, group_of
 
@@ -49,6 +49,14 @@ def gold(item: dict[str, Any]) -> str:
 def coarse(label: str) -> str:
     """Route group of a label, for the per-route table and the confusion (FAQ entries together)."""
     return "compound" if label.startswith("compound:") else group_of(label)
+
+
+def label_counts() -> dict[str, dict[str, int]]:
+    """Items per route group in each split, for the report."""
+    out = {}
+    for split in ("train", "dev", "test"):
+        out[split] = dict(Counter(group_of(it["route"]) for it in load_split(split)))
+    return out
 
 
 async def decisions(router: Router, items: list[dict[str, Any]]) -> list[Decision]:

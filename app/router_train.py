@@ -29,7 +29,6 @@ import logging
 import os
 import shutil
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ import numpy as np
 import yaml
 
 from app.public_data import data_files, public_sets, validation_items
+from app.router_finetune import SEED, finetune
 from app.router_thresholds import (
     accuracy,
     calibrate_temperature,
@@ -45,15 +45,15 @@ from app.router_thresholds import (
     outcomes,
 )
 from app.settings import ROOT, Settings, get_settings
-from graph.router import Router, group_of
+from graph.router import Router
 from graph.router_model import RouterModel
-from tools.embeddings import INT8_RECIPE, Embedder, EmbeddingMemo, bundled_model_path, load_embedder
+from tools.embeddings import Embedder, EmbeddingMemo, bundled_model_path, load_embedder
 from tools.faq import load_faq
+from tools.onnx_export import INT8_RECIPE
 
 log = logging.getLogger(__name__)
 DATA = ROOT / "data" / "router"
 FAQ_PATH = ROOT / "data" / "faq.yaml"
-SEED = 7
 # Bump when training changes in a way that changes the model.
 RECIPE = "lr-c-grid+supcon-2ep+public-ood+temperature+family-floors+offer-window/11"
 C_GRID = (1.0, 4.0, 16.0, 64.0, 256.0)
@@ -145,44 +145,6 @@ def build(vecs: np.ndarray, labels: list[str], c: float, meta: dict[str, Any]) -
     return RouterModel(classes, coef, intercept, vecs.astype(np.float32), labels, meta)
 
 
-def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: int = 32) -> Embedder:
-    """Supervised contrastive fine-tuning of MiniLM on the training split (seeded, CPU)."""
-    import random
-
-    import torch
-
-    torch.manual_seed(SEED)
-    random.seed(SEED)
-    emb = Embedder(base, backend="torch")  # trained with torch; served through ONNX Runtime
-    model = emb._model  # noqa: SLF001 - the SentenceTransformer itself
-    model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-5)
-    names = sorted({lab for _, lab in pairs})
-    index = {n: i for i, n in enumerate(names)}
-    order = list(range(len(pairs)))
-    for _ in range(epochs):
-        random.shuffle(order)
-        for start in range(0, len(order), batch):
-            rows = [pairs[i] for i in order[start:start + batch]]
-            features = model.tokenize([t for t, _ in rows])
-            out = model(features)["sentence_embedding"]
-            z = torch.nn.functional.normalize(out, dim=-1)
-            y = torch.tensor([index[lab] for _, lab in rows])
-            sim = z @ z.T / 0.1
-            mask = (y[:, None] == y[None, :]).float() - torch.eye(len(rows))
-            logits = sim - torch.eye(len(rows)) * 1e9
-            log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
-            has = mask.sum(1) > 0
-            if not has.any():
-                continue
-            loss = -((mask * log_prob).sum(1)[has] / mask.sum(1)[has]).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    model.eval()
-    return emb
-
-
 def train(kind: str, settings: Settings | None = None) -> tuple[RouterModel, Embedder]:
     """Train one candidate (fine-tune the encoder for `finetuned`), fit its head and cache it."""
     settings = settings or get_settings()
@@ -191,10 +153,11 @@ def train(kind: str, settings: Settings | None = None) -> tuple[RouterModel, Emb
     folder = model_dir(settings, kind, base.name)
     embedder = base
     if kind == "finetuned":
-        embedder = finetuned_encoder(settings, base.name, folder / "encoder")
-        if int8_encoder(settings, kind):  # the head learns the vectors it will be served
-            embedder = Embedder(embedder.name, "onnx", settings.torch_threads, int8=True)
-            if not embedder.int8:  # ONNX Runtime fell back to torch: no int8 vectors to fit a head on
+        encoder = str(finetuned_encoder(settings, base.name, folder / "encoder"))
+        int8 = int8_encoder(settings, kind)  # the head learns the vectors it will be served
+        embedder = Embedder(encoder, "onnx", settings.torch_threads, int8=True) if int8 else \
+            Embedder(encoder, backend="torch")
+        if int8 and not embedder.int8:  # ONNX Runtime fell back to torch: no int8 vectors to fit a head on
                 raise RuntimeError("the int8 router encoder could not be built (see the warning above); "
                                    "set ROUTER_INT8=false to train and serve the float one")
     model = fit_router(embedder, training_examples())
@@ -207,8 +170,8 @@ def train(kind: str, settings: Settings | None = None) -> tuple[RouterModel, Emb
     return model, embedder
 
 
-def finetuned_encoder(settings: Settings, base: str, keep: Path) -> Embedder:
-    """The fine-tuned encoder, kept in `keep`: copied from the other variant's folder (float or int8 head) when
+def finetuned_encoder(settings: Settings, base: str, keep: Path) -> Path:
+    """The fine-tuned encoder's folder, `keep`: copied from the other variant's folder (float or int8 head) when
     that one was trained on the same data, since fine-tuning is the same seeded run either way; else trained now.
     """
     tmp = keep.with_name(f"{keep.name}.tmp-{os.getpid()}")  # written whole, then moved into place
@@ -225,7 +188,7 @@ def finetuned_encoder(settings: Settings, base: str, keep: Path) -> Embedder:
         tmp.rename(keep)
     except OSError:  # another process put the same encoder there first
         shutil.rmtree(tmp, ignore_errors=True)
-    return Embedder(str(keep), backend="torch")
+    return keep
 
 
 def fit_router(embedder: Embedder, pairs: list[tuple[str, str]]) -> RouterModel:
@@ -299,21 +262,13 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     if kind == "finetuned":
         encoder = Embedder(str(model_dir(settings, kind, base.name) / "encoder"), settings.embed_backend,
                            settings.torch_threads, int8=int8_encoder(settings, kind))
-        if encoder.int8 != bool(model.meta.get("encoder_int8")):  # its head was fitted on other vectors
-            log.error("the fine-tuned router's encoder is served %s but its head was fitted on %s vectors: "
-                      "serving the frozen router", *(("int8" if x else "float") for x in
-                                                    (encoder.int8, model.meta.get("encoder_int8"))))
+        fitted = bool(model.meta.get("encoder_int8"))
+        if encoder.int8 != fitted:  # its head was fitted on other vectors
+            log.error("the fine-tuned router's encoder serves %s vectors but its head was fitted on %s ones: "
+                      "serving the frozen router", *("int8" if x else "float" for x in (encoder.int8, fitted)))
             return load_router(settings, "frozen", standalone)
         return Router(model, EmbeddingMemo(encoder), faq)
     return Router(model, EmbeddingMemo(base) if standalone else None, faq)
-
-
-def label_counts() -> dict[str, dict[str, int]]:
-    """Items per route group in each split, for the report."""
-    out = {}
-    for split in ("train", "dev", "test"):
-        out[split] = dict(Counter(group_of(it["route"]) for it in load_split(split)))
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,49 @@
+"""Fine-tuning the router's encoder: supervised contrastive learning on the labelled questions (seeded, CPU).
+
+Questions of one route are pulled together and the others pushed apart, so that the head over the encoder
+(app/router_train.py) separates routes the frozen MiniLM puts side by side.
+"""
+
+from __future__ import annotations
+
+from tools.embeddings import Embedder
+
+SEED = 7  # every random choice of training: the same data gives the same router
+
+
+def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: int = 32) -> Embedder:
+    """Supervised contrastive fine-tuning of MiniLM on the training split (seeded, CPU)."""
+    import random
+
+    import torch
+
+    torch.manual_seed(SEED)
+    random.seed(SEED)
+    emb = Embedder(base, backend="torch")  # trained with torch; served through ONNX Runtime
+    model = emb._model  # noqa: SLF001 - the SentenceTransformer itself
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-5)
+    names = sorted({lab for _, lab in pairs})
+    index = {n: i for i, n in enumerate(names)}
+    order = list(range(len(pairs)))
+    for _ in range(epochs):
+        random.shuffle(order)
+        for start in range(0, len(order), batch):
+            rows = [pairs[i] for i in order[start:start + batch]]
+            features = model.tokenize([t for t, _ in rows])
+            out = model(features)["sentence_embedding"]
+            z = torch.nn.functional.normalize(out, dim=-1)
+            y = torch.tensor([index[lab] for _, lab in rows])
+            sim = z @ z.T / 0.1
+            mask = (y[:, None] == y[None, :]).float() - torch.eye(len(rows))
+            logits = sim - torch.eye(len(rows)) * 1e9
+            log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
+            has = mask.sum(1) > 0
+            if not has.any():
+                continue
+            loss = -((mask * log_prob).sum(1)[has] / mask.sum(1)[has]).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    model.eval()
+    return emb
