@@ -119,8 +119,7 @@ async def open_desk(settings: Settings, persistent: bool = True) -> AsyncIterato
                 await saver.setup()
             yield build_desk(deps, checkpointer=saver)
     finally:
-        await deps.tools.aclose()
-        await deps.redis.aclose()
+        await deps.aclose()
 
 
 def checkpointer(settings: Settings) -> Any:

@@ -261,7 +261,8 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     faq = {e.id: [*e.phrasings, e.answer] for e in load_faq(FAQ_PATH).values()}
     if kind == "finetuned":
         encoder = Embedder(str(model_dir(settings, kind, base.name) / "encoder"), settings.embed_backend,
-                           settings.torch_threads, int8=int8_encoder(settings, kind))
+                           settings.torch_threads, int8=int8_encoder(settings, kind),
+                           process=settings.encoder_process)
         fitted = bool(model.meta.get("encoder_int8"))
         if encoder.int8 != fitted:  # its head was fitted on other vectors
             log.error("the fine-tuned router's encoder serves %s vectors but its head was fitted on %s ones: "

@@ -76,6 +76,13 @@ class Deps:
         """Embeddings of many texts: memoized ones reused, the rest computed in one batch."""
         return await self._memo(texts)
 
+    async def aclose(self) -> None:
+        """Close the clients, and end the router's encoder process when it has one."""
+        await self.tools.aclose()
+        await self.redis.aclose()
+        if isinstance(self.router.embed, EmbeddingMemo):
+            self.router.embed.embedder.close()
+
     async def profile(self, user: str) -> dict[str, Any] | None:
         """The caller's profile (pinned facts), cached in Redis for a day."""
         key = f"hd:profile:{user}"

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from tools.onnx_export import ONNX_INPUTS, onnx_session
+from tools.encoder_process import EncoderGone, EncoderProcess
+from tools.onnx_export import ONNX_INPUTS, onnx_path, session_at
 
 log = logging.getLogger(__name__)
 SMALL_BATCH = 4  # texts embedded on the small session: a question, or the few clauses of a compound request
@@ -34,7 +35,8 @@ def bundled_model_path() -> str:
 class Embedder:
     """Normalized float32 embeddings; cosine similarity is then a dot product."""
 
-    def __init__(self, model: str = "", backend: str = "onnx", threads: int = 0, int8: bool = False) -> None:
+    def __init__(self, model: str = "", backend: str = "onnx", threads: int = 0, int8: bool = False,
+                 process: bool = False) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -51,17 +53,32 @@ class Embedder:
         self.dim = int(dim or 0)
         self._ort: Any = None
         self._ort_batch: Any = None
+        self._child: EncoderProcess | None = None
         self.int8 = False
         if backend == "onnx":
             try:
-                small = onnx_session(self._model, self.name, threads, int8)
+                path = onnx_path(self._model, self.name, int8)
+                small = session_at(path, threads)
                 # A question (or a request's few clauses) runs on `threads`, leaving vLLM's CPU worker its
                 # core; a batch (a handbook passage's sentences) is worth every core.
-                batch = onnx_session(self._model, self.name, 0, int8) if threads > 0 else small
+                batch = session_at(path, 0) if threads > 0 else small
                 self._ort, self._ort_batch, self.int8 = small, batch, int8  # both or neither
             except Exception as exc:  # noqa: BLE001 - torch computes the same vectors, only slower
                 log.warning("embeddings on torch: ONNX Runtime not usable for %s (%s)", self.name, exc)
+            if process and self._ort is not None:
+                self._child = self._start_child(path, threads)
         self.backend = "onnx" if self._ort is not None else "torch"
+        self.process = self._child is not None
+
+    def _start_child(self, path: Any, threads: int) -> EncoderProcess | None:
+        """The same session in a child process (tools/encoder_process.py), or None when it cannot start."""
+        try:
+            tokenizer = self._model.tokenizer
+            return EncoderProcess(path, tokenizer.backend_tokenizer.to_str(),
+                                  self._model.max_seq_length or tokenizer.model_max_length, threads or 1)
+        except Exception as exc:  # noqa: BLE001 - the embeddings are computed here instead, as without it
+            log.warning("embeddings of %s in this process: its encoder process did not start (%s)", self.name, exc)
+            return None
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed a batch (blocking)."""
@@ -98,9 +115,63 @@ class Embedder:
         """
         return asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
+    def submit(self, texts: list[str]) -> asyncio.Future[np.ndarray]:
+        """Embed `texts` off the event loop, started at once; await the result.
+
+        A few texts (a question, a request's clauses) go to the encoder process when there is one: computed
+        beside the event loop's work instead of taking turns with it on the GIL. Anything else, or when the
+        process has failed, goes to the embedding thread (`run`): the same vectors.
+        """
+        child = self._child
+        if child is None or len(texts) > SMALL_BATCH or not child.fits(texts):
+            return self.run(self.embed, texts)
+        try:
+            job = child.submit(texts)
+        except EncoderGone as exc:
+            self._lost(child, exc)
+            return self.run(self.embed, texts)
+        out: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
+
+        def settle(job: asyncio.Future[np.ndarray]) -> None:
+            if out.done():  # its caller stopped waiting
+                return
+            if isinstance(error := job.exception(), EncoderGone):  # computed here instead
+                self._lost(child, error)
+                self.run(self.embed, texts).add_done_callback(lambda again: _settle(out, again))
+            else:
+                _settle(out, job)
+
+        job.add_done_callback(settle)
+        return out
+
+    def close(self) -> None:
+        """End the encoder process, if any (the embedder goes on, on its thread)."""
+        if (child := self._child) is not None:
+            self._child, self.process = None, False
+            child.close()
+
+    def _lost(self, child: EncoderProcess, error: Exception) -> None:
+        """The encoder process failed: every later embedding is computed in this process."""
+        if self._child is child:
+            log.error("the encoder process of %s failed; embedding in this process from now on: %s", self.name, error)
+            self._child, self.process = None, False
+            child.close(kill=True)
+
     async def aembed_one(self, text: str) -> np.ndarray:
         """Embed one text off the event loop, so concurrent requests keep moving."""
-        return await self.run(self.embed_one, text)
+        return (await self.submit([text]))[0]
+
+
+def _settle(out: asyncio.Future[Any], job: asyncio.Future[Any]) -> None:
+    """`out` gets `job`'s result or error (nothing when its caller stopped waiting)."""
+    if out.done():
+        return
+    if job.cancelled():
+        out.cancel()
+    elif (error := job.exception()) is not None:
+        out.set_exception(error)
+    else:
+        out.set_result(job.result())
 
 
 class EmbeddingMemo:
@@ -134,17 +205,18 @@ class EmbeddingMemo:
         fut.add_done_callback(lambda f: f.cancelled() or f.exception())  # an error nobody awaits is not logged
         self._pending[text] = fut
         self._queued.append(text)
-        if self._busy is None:  # the thread is free of prefetches: this one starts at once
+        if self._busy is None:  # the encoder is free of prefetches: this one starts at once
             self._next_batch(loop)
-            # Hand the GIL to the embedding thread now: it tokenizes and enters ONNX Runtime (which releases the
-            # GIL) at once, instead of waiting up to the switch interval while the caller goes on in Python.
-            time.sleep(0)
+            if not getattr(self.embedder, "process", False):
+                # On the embedding thread: hand it the GIL now, so it tokenizes and enters ONNX Runtime (which
+                # releases the GIL) at once, instead of waiting up to the switch interval while the caller goes on.
+                time.sleep(0)
 
     def _next_batch(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._queued = self._queued, []
         self._busy = loop if batch else None
         if batch:
-            job = self.embedder.run(self.embedder.embed, batch)
+            job = self.embedder.submit(batch)
             job.add_done_callback(lambda j: self._deliver(batch, j, loop))
 
     def _deliver(self, batch: list[str], job: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> None:
@@ -172,13 +244,13 @@ class EmbeddingMemo:
         waiting = {t: self._pending[t] for t in unique if t not in found and t in self._pending}
         missing = [t for t in unique if t not in found and t not in waiting]
         if missing:
-            vecs = await self.embedder.run(self.embedder.embed, missing)
+            vecs = await self.embedder.submit(missing)
             found.update(zip(missing, vecs, strict=True))
         for t, fut in waiting.items():  # a failed prefetch is computed again here
             try:
                 found[t] = (await asyncio.shield(fut))[0]
             except Exception:  # noqa: BLE001 - the prefetch's own error; the direct call below reports its own
-                found[t] = (await self.embedder.run(self.embedder.embed, [t]))[0]
+                found[t] = (await self.embedder.submit([t]))[0]
         out = np.stack([found[t] for t in texts])  # before evicting: this call's texts may be the oldest
         self._remember(found)
         return out

@@ -51,7 +51,7 @@ def _router_encoder(deps: Deps) -> Embedder:
 async def _embedding_ms(deps: Deps, question: str) -> float:
     encoder = _router_encoder(deps)
     t0 = time.perf_counter()
-    vec = (await encoder.run(encoder.embed, [question]))[0]  # the encoder itself: no memo
+    vec = (await encoder.submit([question]))[0]  # the encoder as the turn runs it, without the memo
     deps.router.model.score(vec)
     return (time.perf_counter() - t0) * 1000
 
@@ -75,7 +75,7 @@ async def _cache_read_ms(deps: Deps, question: str, tools: list[dict[str, Any]],
     """Embedding plus reading each cached result (one Redis round trip each, at once)."""
     encoder = _router_encoder(deps)
     t0 = time.perf_counter()
-    await encoder.run(encoder.embed, [question])
+    await encoder.submit([question])
     keys = [deps.cache.namespace + cache_key(TOOLS[t["name"]], t["args"], user) for t in tools if t["name"] in TOOLS]
     await asyncio.gather(*(deps.redis.get(k) for k in keys))
     return (time.perf_counter() - t0) * 1000

@@ -32,8 +32,7 @@ async def contention(threads: int | None = None) -> int:
     out = await probes.router_under_llm_load(deps, questions, settings.llm_url, settings.vllm_model)
     print(f"torch threads {settings.torch_threads}: router decision idle p50/p95 {out['idle_p50_ms']:.1f}/"
           f"{out['idle_p95_ms']:.1f} ms, while vLLM decodes {out['busy_p50_ms']:.1f}/{out['busy_p95_ms']:.1f} ms")
-    await deps.tools.aclose()
-    await deps.redis.aclose()
+    await deps.aclose()
     return 0
 
 
@@ -68,6 +67,5 @@ async def accuracy_only(out: str = "bench-results") -> int:
               f"p95 {s['p95_ms']:,.0f} ms  LLM calls/request {s['llm_calls_per_request']:.2f}")
     print(f"gap {summary['accuracy_gap_points']} points; misses in {Path(out) / 'accuracy.json'}")
     print(f"FAQ route p95 {summary['faq_route_p95_ms']:.1f} ms" + plots.optimized_lines(summary))
-    await deps.tools.aclose()
-    await deps.redis.aclose()
+    await deps.aclose()
     return 0

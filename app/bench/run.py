@@ -264,8 +264,7 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     plots.write_all(result, out_dir)
     print(plots.table(summary))
     print(f"\nresults: {out_dir / 'results.json'}; plots: {', '.join(p.name for p in sorted(out_dir.glob('*.png')))}")
-    await deps.tools.aclose()
-    await deps.redis.aclose()
+    await deps.aclose()
     return 0
 
 

@@ -43,6 +43,9 @@ class FakeEmbedder:
         fut.set_result(fn(*args))
         return fut
 
+    def submit(self, texts: list[str]):
+        return self.run(self.embed, texts)
+
 
 class FakeCache:
     """In-memory stand-in for ToolCache with the same key rules."""

@@ -42,8 +42,8 @@ async def test_memo_embeds_each_text_once():
     calls = []
 
     class Fake:
-        async def run(self, fn, texts):
-            return fn(texts)
+        async def submit(self, texts):
+            return self.embed(texts)
 
         def embed(self, texts):
             calls.append(list(texts))
@@ -62,15 +62,15 @@ async def test_memo_embeds_each_text_once():
 
 
 class SlowEncoder:
-    """Like Embedder: `run` hands the call to the thread at once, and its vectors come 10 ms later.
+    """Like Embedder: `submit` hands the call to the thread at once, and its vectors come 10 ms later.
     Row i of the n-th call is `vector(n, i)` (three times over); with `fail` set, the next call raises.
     """
 
     def __init__(self, vector):
         self.calls, self.fail, self.vector = [], False, vector
 
-    def run(self, fn, texts):
-        return asyncio.ensure_future(self._later(fn, texts))
+    def submit(self, texts):
+        return asyncio.ensure_future(self._later(self.embed, texts))
 
     async def _later(self, fn, texts):
         await asyncio.sleep(0.01)
