@@ -65,9 +65,10 @@ class Settings(BaseSettings):
                               "channel) and the head fitted on those vectors: a question's embedding in about half "
                               "the time, dev intent accuracy within half a point (docs/routing.md). Off: the float "
                               "encoder and its own head (each is trained and cached once)")
-    encoder_process: bool = Field(True, description="compute the router's one-question embeddings in a child "
-                                  "process of their own (tools/encoder_process.py): beside the turn's start, not "
-                                  "sharing its GIL. Off: on the encoder's thread in this process")
+    encoder_process: bool = Field(True, description="compute the encoders' few-text embeddings (a question, a "
+                                  "request's clauses; the router's and the shared encoder's) in a child process "
+                                  "each (tools/encoder_process.py): beside the turn's work, not sharing its GIL. "
+                                  "Off: on each encoder's thread in this process")
     switch_interval_ms: float = Field(0.1, description="how long Python lets one thread hold the GIL before "
                                       "another may take it (Python's default: 5 ms). The embedding thread needs "
                                       "it a few times per question; with the default it waits ~5 ms each time the "
