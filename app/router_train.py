@@ -252,7 +252,7 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     """The router to serve: the shipped candidate (or `kind`) with the encoder it was trained on.
 
     The `frozen` router shares the app's embedding model and memo (Deps fills in `embed`) unless
-    `standalone`; the `finetuned` one brings its own encoder, on its own thread.
+    `standalone`; the `finetuned` one brings its own encoder (its own thread, and process: `ENCODER_PROCESS`).
     """
     settings = settings or get_settings()
     kind = kind or choose_model(settings)

@@ -99,8 +99,9 @@ class Desk:
 
     def start_early(self, question: str, ctx: Context) -> None:
         """Before the graph runs (app/turn.py:run_turn calls it): start the question's embedding, which
-        route_question needs, so it is computed on the embedding thread while LangGraph loads the
-        conversation, instead of after it (idle, FAQ answers ~20% sooner: docs/benchmark.md; `Context.early_embedding`).
+        route_question needs, so it is computed in the encoder's process (or on its thread) while LangGraph
+        loads the conversation, instead of after it (idle, FAQ answers ~20% sooner: docs/benchmark.md;
+        `Context.early_embedding`).
         """
         if ctx.early_embedding and len(question) <= ctx.max_question_chars and (text := normalize(question)):
             self.deps.prefetch_embedding(text)

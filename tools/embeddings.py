@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tools.encoder_process import EncoderGone, EncoderProcess
+from tools.encoder_process import EncoderDeclined, EncoderGone, EncoderProcess
 from tools.onnx_export import ONNX_INPUTS, onnx_path, session_at
 
 log = logging.getLogger(__name__)
@@ -123,10 +123,12 @@ class Embedder:
         process has failed, goes to the embedding thread (`run`): the same vectors.
         """
         child = self._child
-        if child is None or len(texts) > SMALL_BATCH or not child.fits(texts):
+        if child is None or len(texts) > SMALL_BATCH:
             return self.run(self.embed, texts)
         try:
             job = child.submit(texts)
+        except EncoderDeclined:
+            return self.run(self.embed, texts)
         except EncoderGone as exc:
             self._lost(child, exc)
             return self.run(self.embed, texts)
@@ -135,11 +137,15 @@ class Embedder:
         def settle(job: asyncio.Future[np.ndarray]) -> None:
             if out.done():  # its caller stopped waiting
                 return
-            if isinstance(error := job.exception(), EncoderGone):  # computed here instead
-                self._lost(child, error)
-                self.run(self.embed, texts).add_done_callback(lambda again: _settle(out, again))
-            else:
+            error = None if job.cancelled() else job.exception()
+            if not isinstance(error, EncoderDeclined | EncoderGone):
                 _settle(out, job)
+                return
+            try:  # computed here instead
+                if isinstance(error, EncoderGone):
+                    self._lost(child, error)
+            finally:
+                self.run(self.embed, texts).add_done_callback(lambda again: _settle(out, again))
 
         job.add_done_callback(settle)
         return out
@@ -179,7 +185,7 @@ class EmbeddingMemo:
 
     `prefetch(text)` starts a text's embedding before anyone asks for it (the question, while the graph
     loads its checkpoint): a later call awaits that same computation instead of starting another. Texts
-    prefetched while an earlier prefetch is on the embedding thread wait for it and then go together, as one
+    prefetched while an earlier prefetch is being computed wait for it and then go together, as one
     batch: questions that arrive at once from several conversations share one pass of the model instead of
     queueing a pass each.
     """
@@ -189,8 +195,8 @@ class EmbeddingMemo:
         self.size = size
         self._memo: dict[str, np.ndarray] = {}
         self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
-        self._queued: list[str] = []  # prefetched texts waiting for the batch on the thread to finish
-        self._busy: asyncio.AbstractEventLoop | None = None  # the loop whose prefetch batch is on the thread
+        self._queued: list[str] = []  # prefetched texts waiting for the batch under way to finish
+        self._busy: asyncio.AbstractEventLoop | None = None  # the loop whose prefetch batch is under way
 
     def prefetch(self, text: str) -> None:
         """Start embedding `text` now, in the background (nothing to do when it is known or under way)."""
@@ -216,7 +222,11 @@ class EmbeddingMemo:
         batch, self._queued = self._queued, []
         self._busy = loop if batch else None
         if batch:
-            job = self.embedder.submit(batch)
+            try:
+                job = self.embedder.submit(batch)
+            except Exception as exc:  # noqa: BLE001 - the batch's callers get the error, later prefetches still start
+                job = loop.create_future()
+                job.set_exception(exc)
             job.add_done_callback(lambda j: self._deliver(batch, j, loop))
 
     def _deliver(self, batch: list[str], job: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> None:

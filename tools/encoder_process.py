@@ -16,8 +16,8 @@ On one core none of this applies: it takes its turn there.
 
 The child imports only the standard library, numpy, tokenizers and ONNX Runtime (and this package's
 `tools.onnx_export`, for the session's options): it starts in about a second and holds only the model.
-It ends when its parent closes (or when the parent is gone, within a second), and when the object that
-started it is collected.
+It ends when its parent closes it (`Embedder.close`, `Deps.aclose`), when the object that started it is
+collected (once no event loop reads its replies), and on its own within a second when the parent is gone.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import weakref
 from collections import deque
 from multiprocessing.connection import Connection
@@ -54,29 +55,40 @@ _CHILD = "import sys; sys.path.insert(0, {root!r}); from tools.encoder_process i
 
 
 class EncoderGone(RuntimeError):
-    """The child process failed, hung or exited: the caller computes the embedding itself."""
+    """The child process exited, hung, or broke its replies: it is not asked again."""
+
+
+class EncoderDeclined(RuntimeError):
+    """This request is not the child's (too big for the socket, another event loop's, or it failed there): the
+    caller computes it itself, and the child goes on.
+    """
 
 
 class EncoderProcess:
     """One child process serving one exported encoder to one event loop at a time.
 
     `submit` writes the request at once (the child starts while the caller goes on) and returns a future the
-    event loop settles when the reply arrives: the reply wakes the loop itself, with no thread between. The
-    loop's end of the socket never blocks (LangGraph's dev server fails a run on a blocking call): a request is
-    small enough for the socket's buffer (`fits`), and a reply is read as far as it has come. Requests are
-    answered in order, so several may be in flight. A child that fails, exits or does not answer within
-    `timeout_s` fails its requests with EncoderGone and is not asked again.
+    event loop settles when the reply arrives: the reply wakes the loop itself, with no thread between. Nothing
+    here blocks the loop (LangGraph's dev server fails a run on a blocking call): a request goes only when the
+    socket's buffer takes it whole, a reply is read as far as it has come, and an ended child is reaped on a
+    thread. Requests are answered in order, so several may be in flight. A child that exits or does not answer
+    within `timeout_s` fails its requests with EncoderGone and is not asked again.
     """
 
     def __init__(self, onnx_path: str | Path, tokenizer_json: str, max_length: int, threads: int = 1,
-                 timeout_s: float = 30.0) -> None:
-        self.timeout_s = timeout_s
-        ours, theirs = socket.socketpair()
-        self._bell = os.eventfd(0, os.EFD_SEMAPHORE)  # one ring per request (see `_send`)
+                 timeout_s: float = 5.0, start_timeout_s: float = 60.0) -> None:
+        self.timeout_s = timeout_s  # a few short texts take milliseconds; seconds mean it is stuck
+        self._bell = os.eventfd(0, os.EFD_SEMAPHORE | os.EFD_CLOEXEC)  # one ring per request (see `_send`)
+        try:
+            ours, theirs = socket.socketpair()
+        except OSError:
+            os.close(self._bell)
+            raise
         try:
             self._proc = subprocess.Popen(  # noqa: S603 - this interpreter, this module
                 [sys.executable, "-c", _CHILD.format(root=str(_ROOT), fd=theirs.fileno(), bell=self._bell)],
-                pass_fds=(theirs.fileno(), self._bell), stdin=subprocess.DEVNULL)
+                pass_fds=(theirs.fileno(), self._bell), stdin=subprocess.DEVNULL,
+                start_new_session=True)  # a Ctrl-C at the terminal is the parent's to handle, not the child's
         except OSError:
             ours.close()
             os.close(self._bell)
@@ -90,42 +102,44 @@ class EncoderProcess:
         self._dropped = 0  # replies still owed to requests of a loop that is gone
         self.gone: str | None = None  # why the child is not asked any more
         cores = _cores()
-        self._beside = cores if len(cores) > 1 and _this_core() is not None else None  # the cores it may use
+        # The cores it may use. Its affinity is set on its main thread, where ONNX Runtime runs with one thread
+        # (the default); a session's extra threads would keep every core.
+        self._beside = cores if len(cores) > 1 and _this_core() is not None else None
         self._finalizer = weakref.finalize(self, _end, self._sock, self._bell, self._proc)
         config = {"onnx": str(onnx_path), "tokenizer": tokenizer_json, "max_length": max_length, "threads": threads}
-        try:  # off the event loop (the embedder is built on a worker thread): blocking, with a deadline
-            ours.settimeout(timeout_s)
+        try:  # blocking, with a deadline: the embedder is loaded before the desk serves (on a worker thread)
+            ours.settimeout(start_timeout_s)
             ours.sendall(_frame(json.dumps(config).encode()))  # read before the child listens for rings
             reply = self._reply(self._frame_from(ours))
             ours.setblocking(False)
-        except (EncoderGone, OSError) as exc:
+        except (EncoderDeclined, EncoderGone, OSError) as exc:
             self.close(kill=True)
             raise EncoderGone(f"the encoder process did not start: {exc}") from exc
         self.dim = struct.unpack("<I", reply)[0]
 
-    @staticmethod
-    def fits(texts: list[str]) -> bool:
-        """Whether a request of `texts` is small enough to go to the child (a few questions, not a passage)."""
-        return sum(len(t) for t in texts) * 4 + 64 * len(texts) < _SMALL_MESSAGE  # at most 4 UTF-8 bytes a char
-
     def submit(self, texts: list[str]) -> asyncio.Future[np.ndarray]:
-        """Normalized vectors of `texts` (`fits`), one row each, computed in the child (fails with EncoderGone)."""
+        """Normalized vectors of `texts`, one row each, computed in the child. Raises EncoderDeclined when this
+        request is not the child's (the caller computes it), EncoderGone when the child is gone; the future
+        fails with either, the same way.
+        """
         loop = asyncio.get_running_loop()
         if self.gone:
             raise EncoderGone(self.gone)
         if self._loop is not loop:
             self._attach(loop)
-        fut: asyncio.Future[np.ndarray] = loop.create_future()
         try:
-            self._send(json.dumps(texts).encode())
-        except OSError as exc:  # gone, or so far behind that its socket is full
-            self._fail(f"the encoder process is not reachable ({exc.__class__.__name__})")
-            raise EncoderGone(self.gone or "") from exc
-        timer = loop.call_later(self.timeout_s, self._fail, f"no reply in {self.timeout_s:.0f} s")
+            frame = _frame(json.dumps(texts, ensure_ascii=False).encode())
+        except UnicodeEncodeError as exc:
+            raise EncoderDeclined("a text that is not valid Unicode") from exc
+        if len(frame) > _SMALL_MESSAGE:
+            raise EncoderDeclined(f"a request of {len(frame)} bytes")
+        self._send(frame)
+        fut: asyncio.Future[np.ndarray] = loop.create_future()
+        timer = loop.call_later(self.timeout_s, self._fail, f"no reply in {self.timeout_s:g} s")
         self._waiting.append((fut, len(texts), timer))
         return fut
 
-    def _send(self, message: bytes) -> None:
+    def _send(self, frame: bytes) -> None:
         """Write a request and ring the child's bell once for it.
 
         The child sleeps on the bell (an eventfd), not on the socket: a socket's write wakes its reader as a
@@ -136,19 +150,29 @@ class EncoderProcess:
         if self._beside is not None:  # every core but the event loop's (the child is asleep: it moves for free)
             with contextlib.suppress(OSError):  # a child gone: the write below says so
                 os.sched_setaffinity(self._proc.pid, self._beside - {_this_core()} or self._beside)
-        frame = _frame(message)
-        if len(frame) > _SMALL_MESSAGE or self._sock.send(frame) != len(frame):
-            raise BlockingIOError("a request the socket's buffer does not take whole")
+        try:
+            sent = self._sock.send(frame)
+        except BlockingIOError as exc:  # the child is behind: this one is computed by the caller
+            raise EncoderDeclined("the encoder process's socket is full") from exc
+        except OSError as exc:
+            self._fail(f"the encoder process is not reachable ({exc.__class__.__name__})")
+            raise EncoderGone(self.gone or "") from exc
+        if sent != len(frame):  # half a request in the socket: the stream cannot be trusted any more
+            self._fail("a request written in part")
+            raise EncoderGone(self.gone or "")
         os.eventfd_write(self._bell, 1)
 
     def _attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Read the replies on `loop` (a process's first loop, or a later one once an earlier one is gone)."""
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.remove_reader(self._sock.fileno())
-        while self._waiting:  # the other loop's requests: their replies are read and dropped
-            _, _, timer = self._waiting.popleft()
-            timer.cancel()
-            self._dropped += 1
+        """Read the replies on `loop`: the first loop to ask, or a later one once the earlier one is closed (a
+        loop still open elsewhere keeps the child; the others compute their own).
+        """
+        if self._loop is not None:
+            if not self._loop.is_closed():
+                raise EncoderDeclined("the encoder process serves another event loop")
+            while self._waiting:  # the closed loop's requests: their replies are read and dropped
+                _, _, timer = self._waiting.popleft()
+                timer.cancel()
+                self._dropped += 1
         loop.add_reader(self._sock.fileno(), self._on_readable)
         self._loop = loop
 
@@ -174,15 +198,22 @@ class EncoderProcess:
             self._dropped -= 1
             return
         if not self._waiting:
+            self._fail("a reply nobody asked for")
             return
         fut, rows, timer = self._waiting.popleft()
         timer.cancel()
-        if fut.done():  # its caller stopped waiting
-            return
         try:
-            fut.set_result(np.frombuffer(self._reply(reply), np.float32).reshape(rows, self.dim))
-        except EncoderGone as exc:  # that request failed in the child; the child goes on
-            fut.set_exception(exc)
+            vectors = np.frombuffer(self._reply(reply), np.float32).reshape(rows, self.dim).copy()
+        except EncoderDeclined as exc:  # that request failed in the child; the child goes on
+            if not fut.done():
+                fut.set_exception(exc)
+        except Exception as exc:  # noqa: BLE001 - a reply of the wrong size: the stream is broken
+            if not fut.done():
+                fut.set_exception(EncoderGone(f"a broken reply ({exc!r})"))
+            self._fail("a broken reply")
+        else:
+            if not fut.done():  # its caller stopped waiting
+                fut.set_result(vectors)
 
     @staticmethod
     def _frame_from(sock: socket.socket) -> bytes:
@@ -200,24 +231,25 @@ class EncoderProcess:
     @staticmethod
     def _reply(reply: bytes) -> bytes:
         if reply.startswith(_ERROR):
-            raise EncoderGone(reply[len(_ERROR):].decode(errors="replace"))
+            raise EncoderDeclined(reply[len(_ERROR):].decode(errors="replace"))
         return reply[len(_OK):]
 
     def _fail(self, why: str) -> None:
-        """Stop asking the child: its requests fail with `why`, and it is ended."""
-        if self.gone:
-            return
-        self.gone = why
+        """Stop asking the child: its requests fail with `why`, and it is killed."""
+        if not self.gone:
+            self.gone = why
+            self.close(kill=True)
+
+    def close(self, kill: bool = False) -> None:
+        """End the child: closing the socket and ringing ends it (killed when `kill`, or if it does not end).
+        Requests still in flight fail with EncoderGone (their callers compute them). Never blocks.
+        """
+        self.gone = self.gone or "closed"
         while self._waiting:
             fut, _, timer = self._waiting.popleft()
             timer.cancel()
             if not fut.done():
-                fut.set_exception(EncoderGone(why))
-        self.close(kill=True)
-
-    def close(self, kill: bool = False) -> None:
-        """End the child: closing the socket and ringing ends it (killed at once when `kill`, or if it does not end)."""
-        self.gone = self.gone or "closed"
+                fut.set_exception(EncoderGone(self.gone))
         if not self._finalizer.alive:
             return
         if self._loop is not None and not self._loop.is_closed():
@@ -232,13 +264,20 @@ def _frame(message: bytes) -> bytes:
 
 
 def _end(sock: socket.socket, bell: int, proc: subprocess.Popen[bytes], kill: bool = False) -> None:
-    """Close the socket and ring: the child reads the end and exits (killed when `kill`, or if it does not)."""
+    """Close the socket and ring: the child reads the end and exits (killed when `kill`). It is reaped on a
+    thread of its own (killed there if it has not ended in 5 s), so that an event loop never waits for it.
+    """
     sock.close()
     with contextlib.suppress(OSError):
         os.eventfd_write(bell, 1)
+    with contextlib.suppress(OSError):
         os.close(bell)
     if kill:
         proc.kill()
+    threading.Thread(target=_reap, args=(proc,), name="encoder-reaper", daemon=True).start()
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> None:
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
@@ -258,12 +297,18 @@ def _this_core() -> int | None:
 
 def _serve(fd: int, bell: int) -> None:
     """The child: load the encoder, then embed each request's texts until the parent closes the socket."""
-    conn = Connection(fd)
+    try:
+        _serve_until_closed(Connection(fd), bell)
+    except (EOFError, OSError):  # the parent closed its end, or died, mid-way
+        return
+
+
+def _serve_until_closed(conn: Connection, bell: int) -> None:
     parent = os.getppid()
     with contextlib.suppress(AttributeError, OSError):  # see the module's docstring; ONNX Runtime's threads inherit it
         os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    config = json.loads(conn.recv_bytes())
     try:
-        config = json.loads(conn.recv_bytes())
         from tokenizers import Tokenizer
 
         from tools.onnx_export import ONNX_INPUTS, session_at
@@ -285,16 +330,15 @@ def _serve(fd: int, bell: int) -> None:
         conn.send_bytes(_ERROR + f"the encoder did not load: {exc!r}".encode())
         return
     conn.send_bytes(_OK + struct.pack("<I", dim))
+    sleeper = select.poll()
+    sleeper.register(bell, select.POLLIN)
     while True:
-        if not select.select([bell], [], [], 1.0)[0]:  # asleep until a request rings
+        if not sleeper.poll(1000):  # asleep until a request rings
             if os.getppid() != parent:  # the parent died without closing
                 return
             continue
-        try:
-            os.eventfd_read(bell)  # one ring, one request
-            message = conn.recv_bytes()
-        except (EOFError, OSError):  # the parent closed its end (and rang)
-            return
+        os.eventfd_read(bell)  # one ring, one request (or the parent's last: then the socket is at its end)
+        message = conn.recv_bytes()
         try:
             vectors = np.stack([embed(text) for text in json.loads(message)]).astype(np.float32)
             conn.send_bytes(_OK + vectors.tobytes())

@@ -50,7 +50,14 @@ async def test_a_hung_encoder_process_does_not_hang_the_question(encoder):
     vecs = await encoder.submit(TEXTS[:1])
     assert time.perf_counter() - t0 < 5  # its wait is bounded, then the thread answers
     assert np.allclose(vecs, encoder.embed(TEXTS[:1]), atol=1e-5)
-    assert not encoder.process and child._proc.poll() is not None  # the hung child is gone, not left behind
+    assert not encoder.process and child._proc.wait(timeout=5) is not None  # the hung child is gone, not left behind
+
+
+async def test_a_request_too_big_for_the_socket_is_computed_here_and_the_child_goes_on(encoder):
+    big = ["How do I book leave? " * 450] * SMALL_BATCH  # ~38 kB: more than the socket takes without waiting
+    assert np.allclose(await encoder.submit(big), encoder.embed(big), atol=1e-5)
+    assert encoder.process
+    assert np.allclose(await encoder.submit(TEXTS[:1]), encoder.embed(TEXTS[:1]), atol=1e-5)
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: the child takes its turn on it")
@@ -65,7 +72,7 @@ def test_the_encoder_process_ends_with_its_embedder():
     enc = Embedder("", "onnx", 1, process=True)
     closed = enc._child._proc
     enc.close()
-    assert closed.poll() == 0 and not enc.process  # asked to end, it ended
+    assert closed.wait(timeout=5) == 0 and not enc.process  # asked to end, it ended
     enc = Embedder("", "onnx", 1, process=True)
     dropped = enc._child._proc
     del enc
