@@ -68,7 +68,11 @@ class Embedder:
             if process and self._ort is not None:
                 self._child = self._start_child(path, threads)
         self.backend = "onnx" if self._ort is not None else "torch"
-        self.process = self._child is not None
+
+    @property
+    def process(self) -> bool:
+        """Whether its few-text embeddings go to an encoder process (`submit`)."""
+        return self._child is not None
 
     def _start_child(self, path: Any, threads: int) -> EncoderProcess | None:
         """The same session in a child process (tools/encoder_process.py), or None when it cannot start."""
@@ -153,14 +157,14 @@ class Embedder:
     def close(self) -> None:
         """End the encoder process, if any (the embedder goes on, on its thread)."""
         if (child := self._child) is not None:
-            self._child, self.process = None, False
+            self._child = None
             child.close()
 
     def _lost(self, child: EncoderProcess, error: Exception) -> None:
         """The encoder process failed: every later embedding is computed in this process."""
         if self._child is child:
             log.error("the encoder process of %s failed; embedding in this process from now on: %s", self.name, error)
-            self._child, self.process = None, False
+            self._child = None
             child.close(kill=True)
 
     async def aembed_one(self, text: str) -> np.ndarray:

@@ -14,8 +14,7 @@ right there), is told before each request to keep off the core the loop is on (i
 core the process may use), and runs as SCHED_BATCH, which does not preempt whoever runs where it wakes.
 On one core none of this applies: it takes its turn there.
 
-The child imports only the standard library, numpy, tokenizers and ONNX Runtime (and this package's
-`tools.onnx_export`, for the session's options): it starts in about a second and holds only the model.
+The child's side is `tools/encoder_child.py`: it starts in about a second and holds only the model.
 It ends when its parent closes it (`Embedder.close`, `Deps.aclose`), when the object that started it is
 collected (once no event loop reads its replies), and on its own within a second when the parent is gone.
 """
@@ -28,7 +27,6 @@ import ctypes
 import json
 import logging
 import os
-import select
 import socket
 import struct
 import subprocess
@@ -36,14 +34,14 @@ import sys
 import threading
 import weakref
 from collections import deque
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from tools.encoder_child import ERROR, OK
+
 log = logging.getLogger(__name__)
-_OK, _ERROR = b"OK\0\0", b"ER"  # a reply's first bytes (four for OK: the vectors after it stay aligned)
 _SMALL_MESSAGE = 32 * 1024  # a request's most bytes: the socket's buffer takes it whole, without waiting
 _SCHED_GETCPU: Any
 try:
@@ -51,7 +49,7 @@ try:
 except (OSError, AttributeError):
     _SCHED_GETCPU = None
 _ROOT = Path(__file__).resolve().parents[1]  # the folder holding the `tools` package
-_CHILD = "import sys; sys.path.insert(0, {root!r}); from tools.encoder_process import _serve; _serve({fd}, {bell})"
+_CHILD = "import sys; sys.path.insert(0, {root!r}); from tools.encoder_child import serve; serve({fd}, {bell})"
 
 
 class EncoderGone(RuntimeError):
@@ -230,9 +228,9 @@ class EncoderProcess:
 
     @staticmethod
     def _reply(reply: bytes) -> bytes:
-        if reply.startswith(_ERROR):
-            raise EncoderDeclined(reply[len(_ERROR):].decode(errors="replace"))
-        return reply[len(_OK):]
+        if reply.startswith(ERROR):
+            raise EncoderDeclined(reply[len(ERROR):].decode(errors="replace"))
+        return reply[len(OK):]
 
     def _fail(self, why: str) -> None:
         """Stop asking the child: its requests fail with `why`, and it is killed."""
@@ -293,54 +291,3 @@ def _cores() -> set[int]:
 def _this_core() -> int | None:
     """The core the calling thread runs on now (None where the C library cannot say)."""
     return _SCHED_GETCPU() if _SCHED_GETCPU is not None else None
-
-
-def _serve(fd: int, bell: int) -> None:
-    """The child: load the encoder, then embed each request's texts until the parent closes the socket."""
-    try:
-        _serve_until_closed(Connection(fd), bell)
-    except (EOFError, OSError):  # the parent closed its end, or died, mid-way
-        return
-
-
-def _serve_until_closed(conn: Connection, bell: int) -> None:
-    parent = os.getppid()
-    with contextlib.suppress(AttributeError, OSError):  # see the module's docstring; ONNX Runtime's threads inherit it
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-    config = json.loads(conn.recv_bytes())
-    try:
-        from tokenizers import Tokenizer
-
-        from tools.onnx_export import ONNX_INPUTS, session_at
-
-        tokenizer = Tokenizer.from_str(config["tokenizer"])
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(config["max_length"])
-        session = session_at(config["onnx"], config["threads"])
-
-        def embed(text: str) -> Any:
-            # One text per run: int8 activations are quantized with one scale per run (tools/embeddings.py).
-            enc = tokenizer.encode(text)
-            feed = dict(zip(ONNX_INPUTS, (np.array([ids], np.int64) for ids in
-                                          (enc.ids, enc.attention_mask, enc.type_ids)), strict=True))
-            return session.run(None, feed)[0][0]
-
-        dim = len(embed("warm up the encoder"))
-    except Exception as exc:  # noqa: BLE001 - the parent logs it and computes the embeddings itself
-        conn.send_bytes(_ERROR + f"the encoder did not load: {exc!r}".encode())
-        return
-    conn.send_bytes(_OK + struct.pack("<I", dim))
-    sleeper = select.poll()
-    sleeper.register(bell, select.POLLIN)
-    while True:
-        if not sleeper.poll(1000):  # asleep until a request rings
-            if os.getppid() != parent:  # the parent died without closing
-                return
-            continue
-        os.eventfd_read(bell)  # one ring, one request (or the parent's last: then the socket is at its end)
-        message = conn.recv_bytes()
-        try:
-            vectors = np.stack([embed(text) for text in json.loads(message)]).astype(np.float32)
-            conn.send_bytes(_OK + vectors.tobytes())
-        except Exception as exc:  # noqa: BLE001 - one bad request, not the end of the process
-            conn.send_bytes(_ERROR + repr(exc).encode())
