@@ -50,7 +50,7 @@ async def test_a_hung_encoder_process_does_not_hang_the_question(encoder):
     vecs = await encoder.submit(TEXTS[:1])
     assert time.perf_counter() - t0 < 5  # its wait is bounded, then the thread answers
     assert np.allclose(vecs, encoder.embed(TEXTS[:1]), atol=1e-5)
-    assert not encoder.process and child._proc.wait(timeout=5) is not None  # the hung child is gone, not left behind
+    assert not encoder.process and child._proc.wait(timeout=5) == -signal.SIGKILL  # the hung child is killed, not left
 
 
 async def test_a_request_too_big_for_the_socket_is_computed_here_and_the_child_goes_on(encoder):
