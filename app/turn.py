@@ -22,6 +22,7 @@ from app.resources import build_resources
 from app.settings import Settings, get_settings
 from graph.context import Context
 from graph.graph import Desk
+from graph.kit import ANSWER_SINK
 from graph.paths import Decision
 
 log = logging.getLogger(__name__)
@@ -96,22 +97,31 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
                     user_hash(user), thread[:6], user_hash(owner))
         return {}, None, True
     final: dict[str, Any] = {}
-    ttft = None
-    async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
-                                           run_config(thread, user), context=ctx,
-                                           stream_mode=["custom", "updates", "values"],
-                                           durability=get_settings().checkpoint_durability):
-        if mode == "custom" and "answer_delta" in chunk:  # the caller has the text now, before the turn's end
-            ttft = ttft if ttft is not None else (time.perf_counter() - t0) * 1000
-            if on_delta:
-                on_delta(chunk["answer_delta"])
-        elif mode == "updates" and on_update:
-            for node, update in chunk.items():
-                if isinstance(update, dict):
-                    on_update(node, update)
-        elif mode == "values":
-            final = chunk
-    return final, ttft, False
+    first: list[float] = []  # when the answer's first text reached the caller
+
+    def deliver(text: str) -> None:  # the caller has the text now, before the turn's end
+        if not first:
+            first.append((time.perf_counter() - t0) * 1000)
+        if on_delta:
+            on_delta(text)
+
+    sink = ANSWER_SINK.set(deliver)  # the nodes hand the text over directly (graph/kit.py:emit)
+    try:
+        async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
+                                               run_config(thread, user), context=ctx,
+                                               stream_mode=["custom", "updates", "values"],
+                                               durability=get_settings().checkpoint_durability):
+            if mode == "custom" and "answer_delta" in chunk:  # a graph that streams it (a bare one, a fake)
+                deliver(chunk["answer_delta"])
+            elif mode == "updates" and on_update:
+                for node, update in chunk.items():
+                    if isinstance(update, dict):
+                        on_update(node, update)
+            elif mode == "values":
+                final = chunk
+    finally:
+        ANSWER_SINK.reset(sink)
+    return final, (first[0] if first else None), False
 
 
 async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | None, ctx: Context,

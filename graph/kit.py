@@ -10,6 +10,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from datetime import date
 from typing import Any
 
@@ -38,8 +39,17 @@ def timed(fn: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitab
     return wrapper
 
 
+# Where the answer's pieces go when the caller takes them directly (app/turn.py:run_turn sets it for its turn):
+# the piece reaches the caller as the node emits it, not three turns of the event loop later through
+# LangGraph's stream. Unset (LangGraph Studio, a plain `astream`), the pieces go to the custom stream.
+ANSWER_SINK: ContextVar[Callable[[str], None] | None] = ContextVar("answer_sink", default=None)
+
+
 def emit(text: str) -> None:
-    """Stream a piece of the answer (custom stream mode)."""
+    """Stream a piece of the answer: to the caller's sink (`ANSWER_SINK`), or the custom stream mode."""
+    if (sink := ANSWER_SINK.get()) is not None:
+        sink(text)
+        return
     try:
         get_stream_writer()({"answer_delta": text})
     except RuntimeError:  # not running inside a streaming graph (plain ainvoke)
@@ -52,8 +62,11 @@ async def hand_over() -> None:
     LangGraph hands a custom stream chunk to the caller in the middle of a step only while the step waits on
     the event loop, and the chunk needs three turns of the loop to arrive (the stream's waiter, the runner's
     wait, the caller's iteration). A step that emits its whole answer and returns would otherwise keep the
-    text until LangGraph has closed the step: 0.5-1 ms of an FAQ answer's 7-8 ms.
+    text until LangGraph has closed the step: 0.5-1 ms of an FAQ answer's 7-8 ms. A caller with a sink
+    (`ANSWER_SINK`) has the text already.
     """
+    if ANSWER_SINK.get() is not None:
+        return
     for _ in range(3):
         await asyncio.sleep(0)
 
