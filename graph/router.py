@@ -116,12 +116,16 @@ class Router:
         if is_foreign(question):
             return Decision("foreign", "foreign", 1.0, reason="not English")
         assert self.embed is not None, "Router.embed is set by Deps"
+        # What the words alone say is read while the question's embedding is still being computed (it was
+        # started when the request arrived), not after it: the decision follows the embedding at once.
+        clauses = split_clauses(question)
+        others = {e.upper() for e in EMPLOYEE_ID.findall(question)} - {user.upper()} | named_people(question)
+        named = entities(question)
         s = self.model.score((await self.embed([question]))[0])
         group = group_of(s.top)
         sure = self.sure(s)
         if group == "foreign" and sure:
             return Decision("foreign", "foreign", s.confidence, reason="not English (router)")
-        clauses = split_clauses(question)
         if group == "compound" and len(clauses) > 1:  # the model reads several requests: route each clause
             parts = await self._compound(clauses, templates_enabled)
             if parts and parts[2]:
@@ -133,11 +137,10 @@ class Router:
         if not sure:
             return Decision("llm", s.top, s.confidence, reason=f"not sure ({s.confidence:.2f}, {s.support:.2f})",
                             hinted_tools=hinted_tools(s), faq_candidate=self.faq_candidate(s))
-        others = {e.upper() for e in EMPLOYEE_ID.findall(question)} - {user.upper()} | named_people(question)
         if is_personal(group) and others:  # the caller's intent, about someone else: refuse
             return Decision("refuse", "other_person", s.confidence, reason=f"asks about {sorted(others)[0]}")
         if group == "faq":
-            extra = entities(question) - self.faq_entities.get(s.top[4:], frozenset())
+            extra = named - self.faq_entities.get(s.top[4:], frozenset())
             if extra and self.faq_entities:  # "Is payday on the 15th in Lisbon?": not what the entry says
                 return Decision("llm", s.top, s.confidence, reason=f"names {', '.join(sorted(extra))}, "
                                 "which the FAQ entry does not", hinted_tools=hinted_tools(s),
