@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import asyncio
 from types import SimpleNamespace
+from typing import Annotated, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
 
 from app import turn
 from graph.context import Context
+from graph.kit import emit
 
 
 class FakeGraph:
@@ -49,3 +54,29 @@ async def test_a_next_question_of_the_thread_waits_until_the_last_turn_is_record
     t1 = [e for e in graph.log if "t1" in e]
     assert t1 == ["read t1: None", "recorded t1: first", "read t1: first", "recorded t1: second"]
     assert len(turn.THREAD_TURNS) == 0  # no lock kept for a finished conversation
+
+
+class _Turn(TypedDict, total=False):
+    messages: Annotated[list, add_messages]
+    user: str
+    answer: str
+
+
+async def test_the_answer_reaches_the_caller_while_the_step_that_wrote_it_still_runs():
+    """run_turn's sink: a node's emitted text is the caller's at once, not when LangGraph next streams."""
+    got: list[str] = []
+    in_step: list[list[str]] = []
+
+    async def answer(state: _Turn) -> dict:
+        emit("Payday is the 25th.")
+        in_step.append(list(got))  # what the caller had before this step returned or yielded to the loop
+        return {"answer": "Payday is the 25th."}
+
+    builder = StateGraph(_Turn)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", END)
+    row = await turn.run_turn(builder.compile(), "When do we get paid?", "E1001", None, Context(), on_delta=got.append)
+    assert in_step == [["Payday is the 25th."]]
+    assert got == ["Payday is the 25th."]  # once: not again through the custom stream
+    assert row["ttft_ms"] is not None and row["ttft_ms"] <= row["total_ms"]
