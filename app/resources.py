@@ -17,9 +17,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from functools import cached_property
 from typing import Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
 from app.auth import Verifier
+from app.checkpoints import SqliteSaver, read_once
 from app.ratelimit import RateLimit
 from app.runtime import build_deps
 from app.settings import Settings
@@ -123,7 +122,9 @@ async def open_desk(settings: Settings, persistent: bool = True) -> AsyncIterato
 
 
 def checkpointer(settings: Settings) -> Any:
-    """The conversation store: SQLite under run_dir by default, Postgres when DATABASE_URL says so."""
+    """The conversation store: SQLite under run_dir by default, Postgres when DATABASE_URL says so; read once per
+    turn (app/checkpoints.py).
+    """
     url = settings.database_url or ""
     if url.startswith(("postgres://", "postgresql://")):
         try:
@@ -131,8 +132,8 @@ def checkpointer(settings: Settings) -> Any:
         except ImportError as exc:
             raise SystemExit("DATABASE_URL points at Postgres: install the extra with "
                              "`.venv/bin/pip install -e '.[postgres]'`") from exc
-        return _postgres_saver(AsyncPostgresSaver, url)
-    return AsyncSqliteSaver.from_conn_string(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
+        return _postgres_saver(read_once(AsyncPostgresSaver), url)
+    return SqliteSaver.from_conn_string(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
 
 
 @asynccontextmanager

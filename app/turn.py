@@ -10,13 +10,14 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from app.checkpoints import held
 from app.observability import record, run_config, user_hash
 from app.resources import build_resources
 from app.settings import Settings, get_settings
@@ -66,17 +67,25 @@ def new_thread_id() -> str:
 
 
 async def thread_owner(graph: Any, thread: str) -> str | None:
-    """Who started a conversation, from its latest checkpoint (None for a new thread).
+    """Who started a conversation, from its latest checkpoint (None for a new thread)."""
+    return (await _latest(graph, thread))[0]
+
+
+async def _latest(graph: Any, thread: str) -> tuple[str | None, CheckpointTuple | None, bool]:
+    """(who started the conversation, its latest checkpoint as the saver read it, whether that read can be
+    handed on): no one and None for a new thread; not handed on when the graph's store is read another way (its
+    state snapshot).
 
     The checkpoint alone is read, not the state snapshot LangGraph builds around it (its next tasks and
-    pending writes): the check runs before every turn of a conversation, beside the question's embedding.
+    pending writes): the check runs before every turn of a conversation, beside the question's embedding, and
+    the turn's run starts from the same read (app/checkpoints.py).
     """
     config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
     if not isinstance(saver := getattr(graph, "checkpointer", None), BaseCheckpointSaver):
         snapshot = await graph.aget_state(config)
-        return (snapshot.values or {}).get("user") if snapshot else None
+        return ((snapshot.values or {}).get("user") if snapshot else None), None, False
     found = await saver.with_allowlist(STATE_TYPES).aget_tuple(config)  # as the graph reads it: typed, no warning
-    return found.checkpoint["channel_values"].get("user") if found else None
+    return (found.checkpoint["channel_values"].get("user") if found else None), found, True
 
 
 @asynccontextmanager
@@ -88,10 +97,20 @@ async def open_graph(settings: Settings | None = None) -> AsyncIterator[Desk]:
         yield await resources.get()
 
 
+@contextmanager
+def _sink(deliver: Any) -> Iterator[None]:
+    """Within this block, the answer's pieces go to `deliver` (graph/kit.py:ANSWER_SINK)."""
+    token = ANSWER_SINK.set(deliver)
+    try:
+        yield
+    finally:
+        ANSWER_SINK.reset(token)
+
+
 async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool, ctx: Context, t0: float,
                   on_delta: Any, on_update: Any) -> tuple[dict[str, Any], float | None, bool]:
     """The graph's run of one turn: (final state, ms to the answer's first text, refused as someone else's)."""
-    owner = None if fresh else await thread_owner(graph, thread)
+    owner, found, known = (None, None, True) if fresh else await _latest(graph, thread)  # made here: none yet
     if owner is not None and owner != user:  # a conversation belongs to whoever started it
         log.warning("refused: user %s tried to use thread %s… started by user %s",
                     user_hash(user), thread[:6], user_hash(owner))
@@ -105,8 +124,8 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
         if on_delta:
             on_delta(text)
 
-    sink = ANSWER_SINK.set(deliver)  # the nodes hand the text over directly (graph/kit.py:emit)
-    try:
+    # The nodes hand the text over directly (graph/kit.py:emit); the run starts from the owner check's read.
+    with _sink(deliver), (held(thread, found) if known else nullcontext()):
         async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
                                                run_config(thread, user), context=ctx,
                                                stream_mode=["custom", "updates", "values"],
@@ -119,8 +138,6 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
                         on_update(node, update)
             elif mode == "values":
                 final = chunk
-    finally:
-        ANSWER_SINK.reset(sink)
     return final, (first[0] if first else None), False
 
 
