@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tools.encoder_process import EncoderDeclined, EncoderGone, EncoderProcess
+from tools.encoder_process import EncoderDeclined, EncoderGone, EncoderProcess, Then
 from tools.onnx_export import ONNX_INPUTS, onnx_path, session_at
 
 log = logging.getLogger(__name__)
@@ -119,39 +119,43 @@ class Embedder:
         """
         return asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
-    def submit(self, texts: list[str]) -> asyncio.Future[np.ndarray]:
+    def submit(self, texts: list[str], then: Then | None = None) -> asyncio.Future[np.ndarray]:
         """Embed `texts` off the event loop, started at once; await the result.
 
         A few texts (a question, a request's clauses) go to the encoder process when there is one: computed
         beside the event loop's work instead of taking turns with it on the GIL. Anything else, or when the
-        process has failed, goes to the embedding thread (`run`): the same vectors.
+        process has failed, goes to the embedding thread (`run`): the same vectors. `then(future)` is told as
+        soon as the future is settled: from the process's reply in the same turn of the event loop (a memo's
+        waiters are answered a turn sooner than through a done-callback), from the thread as a done-callback.
         """
         child = self._child
         if child is None or len(texts) > SMALL_BATCH:
-            return self.run(self.embed, texts)
-        try:
-            job = child.submit(texts)
-        except EncoderDeclined:
-            return self.run(self.embed, texts)
-        except EncoderGone as exc:
-            self._lost(child, exc)
-            return self.run(self.embed, texts)
+            return _then(self.run(self.embed, texts), then)
         out: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
 
         def settle(job: asyncio.Future[np.ndarray]) -> None:
-            if out.done():  # its caller stopped waiting
-                return
             error = None if job.cancelled() else job.exception()
-            if not isinstance(error, EncoderDeclined | EncoderGone):
-                _settle(out, job)
+            if out.done() or not isinstance(error, EncoderDeclined | EncoderGone):  # done: its caller stopped waiting
+                computed_here(job)
                 return
             try:  # computed here instead
                 if isinstance(error, EncoderGone):
                     self._lost(child, error)
             finally:
-                self.run(self.embed, texts).add_done_callback(lambda again: _settle(out, again))
+                self.run(self.embed, texts).add_done_callback(computed_here)
 
-        job.add_done_callback(settle)
+        def computed_here(job: asyncio.Future[np.ndarray]) -> None:
+            _settle(out, job)  # nothing when its caller stopped waiting; `then` is told either way
+            if then is not None:
+                then(out)
+
+        try:
+            child.submit(texts, then=settle)
+        except EncoderDeclined:
+            return _then(self.run(self.embed, texts), then)
+        except EncoderGone as exc:
+            self._lost(child, exc)
+            return _then(self.run(self.embed, texts), then)
         return out
 
     def close(self) -> None:
@@ -170,6 +174,13 @@ class Embedder:
     async def aembed_one(self, text: str) -> np.ndarray:
         """Embed one text off the event loop, so concurrent requests keep moving."""
         return (await self.submit([text]))[0]
+
+
+def _then(fut: asyncio.Future[Any], then: Then | None) -> asyncio.Future[Any]:
+    """`fut`, with `then` told when it is settled."""
+    if then is not None:
+        fut.add_done_callback(then)
+    return fut
 
 
 def _settle(out: asyncio.Future[Any], job: asyncio.Future[Any]) -> None:
@@ -198,7 +209,7 @@ class EmbeddingMemo:
         self.embedder = embedder
         self.size = size
         self._memo: dict[str, np.ndarray] = {}
-        self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
+        self._pending: dict[str, list[asyncio.Future[np.ndarray]]] = {}  # prefetched text -> its callers' futures
         self._queued: list[str] = []  # prefetched texts waiting for the batch under way to finish
         self._busy: asyncio.AbstractEventLoop | None = None  # the loop whose prefetch batch is under way
 
@@ -211,9 +222,7 @@ class EmbeddingMemo:
             for queued in self._queued:
                 self._pending.pop(queued, None)
             self._queued, self._busy = [], None
-        fut: asyncio.Future[np.ndarray] = loop.create_future()
-        fut.add_done_callback(lambda f: f.cancelled() or f.exception())  # an error nobody awaits is not logged
-        self._pending[text] = fut
+        self._pending[text] = []
         self._queued.append(text)
         if self._busy is None:  # the encoder is free of prefetches: this one starts at once
             self._next_batch(loop)
@@ -226,43 +235,50 @@ class EmbeddingMemo:
         batch, self._queued = self._queued, []
         self._busy = loop if batch else None
         if batch:
-            try:
-                job = self.embedder.submit(batch)
+            try:  # its callers are answered as soon as the vectors are in (`then`), not a turn of the loop later
+                self.embedder.submit(batch, then=lambda job: self._deliver(batch, job, loop))
             except Exception as exc:  # noqa: BLE001 - the batch's callers get the error, later prefetches still start
-                job = loop.create_future()
-                job.set_exception(exc)
-            job.add_done_callback(lambda j: self._deliver(batch, j, loop))
+                failed = loop.create_future()
+                failed.set_exception(exc)
+                loop.call_soon(self._deliver, batch, failed, loop)
 
     def _deliver(self, batch: list[str], job: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> None:
-        """Hand each prefetched text its row of the batch (or the batch's error), then start the next batch."""
+        """Hand each prefetched text's callers its row of the batch (or the batch's error), then start the next
+        batch.
+        """
         error = None if job.cancelled() else job.exception()
         vecs = job.result() if not job.cancelled() and error is None else None
         if vecs is not None:
             self._remember(dict(zip(batch, vecs, strict=True)))
         for i, text in enumerate(batch):
-            fut = self._pending.pop(text, None)
-            if fut is None or fut.done():
-                continue
-            if vecs is not None:
-                fut.set_result(vecs[i:i + 1])
-            elif error is not None:
-                fut.set_exception(error)
-            else:
-                fut.cancel()
+            for fut in self._pending.pop(text, []):
+                if fut.done():  # that caller stopped waiting
+                    continue
+                if vecs is not None:
+                    fut.set_result(vecs[i])
+                elif error is not None:
+                    fut.set_exception(error)
+                else:
+                    fut.cancel()
         self._next_batch(loop)
 
     async def __call__(self, texts: list[str]) -> np.ndarray:
         """Embeddings of many texts: memoized ones reused, prefetched ones awaited, the rest in one batch."""
         unique = list(dict.fromkeys(texts))
         found = {t: self._memo[t] for t in unique if t in self._memo}
-        waiting = {t: self._pending[t] for t in unique if t not in found and t in self._pending}
+        loop = asyncio.get_running_loop()
+        waiting: dict[str, asyncio.Future[np.ndarray]] = {}
+        for t in unique:
+            if t not in found and t in self._pending:  # answered by the prefetch's `_deliver`, directly
+                waiting[t] = loop.create_future()
+                self._pending[t].append(waiting[t])
         missing = [t for t in unique if t not in found and t not in waiting]
         if missing:
             vecs = await self.embedder.submit(missing)
             found.update(zip(missing, vecs, strict=True))
         for t, fut in waiting.items():  # a failed prefetch is computed again here
             try:
-                found[t] = (await asyncio.shield(fut))[0]
+                found[t] = await fut
             except Exception:  # noqa: BLE001 - the prefetch's own error; the direct call below reports its own
                 found[t] = (await self.embedder.submit([t]))[0]
         out = np.stack([found[t] for t in texts])  # before evicting: this call's texts may be the oldest

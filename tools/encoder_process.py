@@ -34,6 +34,7 @@ import sys
 import threading
 import weakref
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ import numpy as np
 from tools.encoder_child import ERROR, OK
 
 log = logging.getLogger(__name__)
+Then = Callable[["asyncio.Future[np.ndarray]"], None]  # told when a request's future is settled
 _SMALL_MESSAGE = 32 * 1024  # a request's most bytes: the socket's buffer takes it whole, without waiting
 _SCHED_GETCPU: Any
 try:
@@ -96,7 +98,7 @@ class EncoderProcess:
         self._sock = ours
         self._read = bytearray()  # reply bytes received and not yet parsed
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop reading the replies
-        self._waiting: deque[tuple[asyncio.Future[np.ndarray], int, asyncio.TimerHandle]] = deque()
+        self._waiting: deque[tuple[asyncio.Future[np.ndarray], int, asyncio.TimerHandle, Then | None]] = deque()
         self._dropped = 0  # replies still owed to requests of a loop that is gone
         self.gone: str | None = None  # why the child is not asked any more
         cores = _cores()
@@ -115,10 +117,11 @@ class EncoderProcess:
             raise EncoderGone(f"the encoder process did not start: {exc}") from exc
         self.dim = struct.unpack("<I", reply)[0]
 
-    def submit(self, texts: list[str]) -> asyncio.Future[np.ndarray]:
+    def submit(self, texts: list[str], then: Then | None = None) -> asyncio.Future[np.ndarray]:
         """Normalized vectors of `texts`, one row each, computed in the child. Raises EncoderDeclined when this
         request is not the child's (the caller computes it), EncoderGone when the child is gone; the future
-        fails with either, the same way.
+        fails with either, the same way. `then(future)` is called as soon as the future is settled, in the same
+        turn of the event loop (a done-callback would wait for the next one).
         """
         loop = asyncio.get_running_loop()
         if self.gone:
@@ -134,7 +137,7 @@ class EncoderProcess:
         self._send(frame)
         fut: asyncio.Future[np.ndarray] = loop.create_future()
         timer = loop.call_later(self.timeout_s, self._fail, f"no reply in {self.timeout_s:g} s")
-        self._waiting.append((fut, len(texts), timer))
+        self._waiting.append((fut, len(texts), timer, then))
         return fut
 
     def _send(self, frame: bytes) -> None:
@@ -168,7 +171,7 @@ class EncoderProcess:
             if not self._loop.is_closed():
                 raise EncoderDeclined("the encoder process serves another event loop")
             while self._waiting:  # the closed loop's requests: their replies are read and dropped
-                _, _, timer = self._waiting.popleft()
+                _, _, timer, _ = self._waiting.popleft()
                 timer.cancel()
                 self._dropped += 1
         loop.add_reader(self._sock.fileno(), self._on_readable)
@@ -198,20 +201,17 @@ class EncoderProcess:
         if not self._waiting:
             self._fail("a reply nobody asked for")
             return
-        fut, rows, timer = self._waiting.popleft()
+        fut, rows, timer, then = self._waiting.popleft()
         timer.cancel()
         try:
             vectors = np.frombuffer(self._reply(reply), np.float32).reshape(rows, self.dim).copy()
         except EncoderDeclined as exc:  # that request failed in the child; the child goes on
-            if not fut.done():
-                fut.set_exception(exc)
+            _settle(fut, then, error=exc)
         except Exception as exc:  # noqa: BLE001 - a reply of the wrong size: the stream is broken
-            if not fut.done():
-                fut.set_exception(EncoderGone(f"a broken reply ({exc!r})"))
+            _settle(fut, then, error=EncoderGone(f"a broken reply ({exc!r})"))
             self._fail("a broken reply")
         else:
-            if not fut.done():  # its caller stopped waiting
-                fut.set_result(vectors)
+            _settle(fut, then, vectors)
 
     @staticmethod
     def _frame_from(sock: socket.socket) -> bytes:
@@ -244,16 +244,30 @@ class EncoderProcess:
         """
         self.gone = self.gone or "closed"
         while self._waiting:
-            fut, _, timer = self._waiting.popleft()
+            fut, _, timer, then = self._waiting.popleft()
             timer.cancel()
-            if not fut.done():
-                fut.set_exception(EncoderGone(self.gone))
+            _settle(fut, then, error=EncoderGone(self.gone))
         if not self._finalizer.alive:
             return
         if self._loop is not None and not self._loop.is_closed():
             self._loop.remove_reader(self._sock.fileno())
         self._finalizer.detach()
         _end(self._sock, self._bell, self._proc, kill)
+
+
+def _settle(fut: asyncio.Future[np.ndarray], then: Then | None, vectors: np.ndarray | None = None,
+            error: Exception | None = None) -> None:
+    """Settle a request's future (unless its caller stopped waiting), then tell `then` at once."""
+    if not fut.done():
+        if vectors is not None:
+            fut.set_result(vectors)
+        else:
+            fut.set_exception(error or EncoderGone("no reply"))
+    if then is not None:
+        try:
+            then(fut)
+        except Exception:  # noqa: BLE001 - one caller's mistake must not stop the replies behind it
+            log.exception("an embedding's callback failed")
 
 
 def _frame(message: bytes) -> bytes:

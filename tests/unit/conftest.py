@@ -43,8 +43,11 @@ class FakeEmbedder:
         fut.set_result(fn(*args))
         return fut
 
-    def submit(self, texts: list[str]):
-        return self.run(self.embed, texts)
+    def submit(self, texts: list[str], then=None):
+        fut = self.run(self.embed, texts)
+        if then is not None:
+            fut.add_done_callback(then)
+        return fut
 
 
 class FakeCache:

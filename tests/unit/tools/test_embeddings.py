@@ -69,8 +69,11 @@ class SlowEncoder:
     def __init__(self, vector):
         self.calls, self.fail, self.vector = [], False, vector
 
-    def submit(self, texts):
-        return asyncio.ensure_future(self._later(self.embed, texts))
+    def submit(self, texts, then=None):
+        fut = asyncio.ensure_future(self._later(self.embed, texts))
+        if then is not None:
+            fut.add_done_callback(then)
+        return fut
 
     async def _later(self, fn, texts):
         await asyncio.sleep(0.01)
