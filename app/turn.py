@@ -23,7 +23,7 @@ from app.resources import build_resources
 from app.settings import Settings, get_settings
 from graph.context import Context
 from graph.graph import Desk
-from graph.kit import ANSWER_SINK
+from graph.kit import ANSWER_SINK, pieces
 from graph.paths import Decision
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,54 @@ async def open_graph(settings: Settings | None = None) -> AsyncIterator[Desk]:
         yield await resources.get()
 
 
+class _Delivery:
+    """The answer's pieces to the caller, each once, and when the first one went (the row's `ttft_ms`).
+
+    The early FAQ answer (graph/early.py) may hand its text over before route_question writes it: it goes to the
+    caller once the owner check has passed (`clear`), at once if it has already, and route_question's pieces of
+    that same text are then not sent again. Nodes call it directly (graph/kit.py:ANSWER_SINK).
+    """
+
+    def __init__(self, t0: float, on_delta: Any) -> None:
+        self.t0, self.on_delta = t0, on_delta
+        self.first_ms: float | None = None
+        self._cleared = False  # the caller may read this conversation
+        self._early: list[str] = []  # the early answer's pieces: held until cleared, then those still to match
+
+    def __call__(self, text: str) -> None:
+        """A piece of the graph's answer."""
+        if self._early and self.first_ms is not None:
+            if text == self._early[0]:
+                self._early.pop(0)
+                return
+            log.error("the early FAQ answer differs from the graph's: %r, then %r", self._early[0], text)
+            self._early = []
+        self._send(text)
+
+    def early(self, text: str) -> None:
+        """The early FAQ answer's text, the moment the router picked its entry."""
+        if self.first_ms is None:  # the graph's text did not go first
+            self._early = pieces(text)
+            if self._cleared:
+                self._send_early()
+
+    def clear(self) -> None:
+        """The owner check passed: the early text, if any, may go."""
+        self._cleared = True
+        if self._early and self.first_ms is None:
+            self._send_early()
+
+    def _send_early(self) -> None:
+        for piece in self._early:
+            self._send(piece)
+
+    def _send(self, text: str) -> None:
+        if self.first_ms is None:
+            self.first_ms = (time.perf_counter() - self.t0) * 1000
+        if self.on_delta:
+            self.on_delta(text)
+
+
 @contextmanager
 def _sink(deliver: Any) -> Iterator[None]:
     """Within this block, the answer's pieces go to `deliver` (graph/kit.py:ANSWER_SINK)."""
@@ -107,8 +155,8 @@ def _sink(deliver: Any) -> Iterator[None]:
         ANSWER_SINK.reset(token)
 
 
-async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool, ctx: Context, t0: float,
-                  on_delta: Any, on_update: Any) -> tuple[dict[str, Any], float | None, bool]:
+async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool, ctx: Context,
+                  deliver: _Delivery, on_update: Any) -> tuple[dict[str, Any], float | None, bool]:
     """The graph's run of one turn: (final state, ms to the answer's first text, refused as someone else's)."""
     owner, found, known = (None, None, True) if fresh else await _latest(graph, thread)  # made here: none yet
     if owner is not None and owner != user:  # a conversation belongs to whoever started it
@@ -116,14 +164,7 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
                     user_hash(user), thread[:6], user_hash(owner))
         return {}, None, True
     final: dict[str, Any] = {}
-    first: list[float] = []  # when the answer's first text reached the caller
-
-    def deliver(text: str) -> None:  # the caller has the text now, before the turn's end
-        if not first:
-            first.append((time.perf_counter() - t0) * 1000)
-        if on_delta:
-            on_delta(text)
-
+    deliver.clear()  # the early FAQ answer may go now, before LangGraph's start
     # The nodes hand the text over directly (graph/kit.py:emit); the run starts from the owner check's read.
     with _sink(deliver), (held(thread, found) if known else nullcontext()):
         async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
@@ -138,7 +179,7 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
                         on_update(node, update)
             elif mode == "values":
                 final = chunk
-    return final, (first[0] if first else None), False
+    return final, deliver.first_ms, False
 
 
 async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | None, ctx: Context,
@@ -158,11 +199,13 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
     t0 = time.perf_counter()
     row: dict[str, Any] = {"q": question, "user": user, "thread": thread}
     graph = desk.graph if isinstance(desk, Desk) else desk
+    deliver, early = _Delivery(t0, on_delta), None
     if isinstance(desk, Desk):
         desk.start_early(question, ctx)
+        early = desk.answer_early(question, user, ctx, deliver.early)
     try:
         async with THREAD_TURNS.turn(thread):  # after the thread's previous turn is recorded
-            final, ttft, denied = await _stream(graph, question, user, thread, fresh, ctx, t0, on_delta, on_update)
+            final, ttft, denied = await _stream(graph, question, user, thread, fresh, ctx, deliver, on_update)
         if denied:
             return {**row, "answer": NOT_YOUR_CONVERSATION, "route": "denied", "tools": [], "llm_calls": 0,
                     "timings_ms": {}, "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
@@ -172,6 +215,9 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
         return {**row, "answer": "", "route": "error", "tools": [], "llm_calls": 0, "timings_ms": {},
                 "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
                 "error": f"Something went wrong while answering ({type(exc).__name__}); please try again."}
+    finally:
+        if early is not None:  # refused, failed, or answered without it: nothing more to send
+            early.cancel()
     total = (time.perf_counter() - t0) * 1000
     nxt = final.get("next_turn") or {}
     out = {**row, "answer": final.get("answer", ""), "route": final.get("route"),

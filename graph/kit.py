@@ -71,9 +71,14 @@ async def hand_over() -> None:
         await asyncio.sleep(0)
 
 
+def pieces(text: str) -> list[str]:
+    """A text that is ready at once, as it is streamed: sentence by sentence."""
+    return re.findall(r"[^.!?]+[.!?]*\s*", text) or [text]
+
+
 def emit_chunked(text: str) -> None:
     """Stream a text that is ready at once, sentence by sentence."""
-    for piece in re.findall(r"[^.!?]+[.!?]*\s*", text) or [text]:
+    for piece in pieces(text):
         emit(piece)
 
 

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from graph import drafts, extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
+from graph.early import faq_entry
 from graph.executor import TurnPrefetches, found_in_cache, run_plan
 from graph.intake import new_turn
 from graph.kit import context_of, current_context, emit, emit_chunked, hand_over, thread_of, timed, today_of
@@ -69,8 +70,7 @@ class Nodes:
         annotate(router_label=d.label, router_confidence=round(d.confidence, 3), faq_hit=d.path == "faq")
         if d.path == "foreign":
             return self._route(update, ROUTE_OF[d.path], ENGLISH_ONLY)
-        if d.path == "faq" and d.faq_id in self.deps.faq:
-            entry = self.deps.faq[d.faq_id]
+        if (entry := faq_entry(d, self.deps.faq)) is not None:  # the text app/turn.py may have sent already
             update["faq"] = {"id": entry.id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
             return self._route(update, ROUTE_OF[d.path], entry.answer)
         settles_leave = "leave_policy" in d.intents or d.path == "llm"  # which leave: by meaning when no keyword says

@@ -8,12 +8,15 @@ import asyncio
 from types import SimpleNamespace
 from typing import Annotated, TypedDict
 
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
 from app import turn
 from graph.context import Context
+from graph.graph import build_desk
 from graph.kit import emit
+from tests.unit.conftest import FAQ, make_deps
 
 
 class FakeGraph:
@@ -80,3 +83,58 @@ async def test_the_answer_reaches_the_caller_while_the_step_that_wrote_it_still_
     assert in_step == [["Payday is the 25th."]]
     assert got == ["Payday is the 25th."]  # once: not again through the custom stream
     assert row["ttft_ms"] is not None and row["ttft_ms"] <= row["total_ms"]
+
+
+class _SlowStore(InMemorySaver):
+    """A conversation store whose reads wait until released: LangGraph's start of the run, held up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release, self.reads = asyncio.Event(), 0
+
+    async def aget_tuple(self, config):
+        self.reads += 1
+        await self.release.wait()
+        return await super().aget_tuple(config)
+
+
+async def test_an_faq_answer_reaches_the_caller_before_langgraph_has_read_the_conversation():
+    store, got, arrived = _SlowStore(), [], asyncio.Event()
+    desk = build_desk(make_deps(), store)
+    task = asyncio.create_task(turn.run_turn(desk, "When is payday?", "E1001", None, Context(today="2026-11-29"),
+                                             on_delta=lambda text: (got.append(text), arrived.set())))
+    await asyncio.wait_for(arrived.wait(), 5)
+    assert store.reads == 1 and "".join(got) == FAQ["payday"].answer  # LangGraph's read is still held up
+    store.release.set()
+    row = await task
+    assert row["route"] == "faq" and row["answer"] == FAQ["payday"].answer
+    assert "".join(got) == FAQ["payday"].answer  # once: route_question's same text is not sent again
+
+
+async def test_without_the_early_answer_the_text_waits_for_the_graph_and_is_the_same():
+    store, got = _SlowStore(), []
+    desk = build_desk(make_deps(), store)
+    ctx = Context(today="2026-11-29", early_answer=False)
+    task = asyncio.create_task(turn.run_turn(desk, "When is payday?", "E1001", None, ctx, on_delta=got.append))
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert got == []
+    store.release.set()
+    row = await task
+    assert row["route"] == "faq" and "".join(got) == row["answer"] == FAQ["payday"].answer
+
+
+async def test_someone_elses_conversation_gets_no_early_answer():
+    desk = build_desk(make_deps(), InMemorySaver())
+    first = await turn.run_turn(desk, "When is payday?", "E1001", None, Context(today="2026-11-29"))
+    got: list[str] = []
+    row = await turn.run_turn(desk, "When is payday?", "E2002", first["thread"], Context(today="2026-11-29"),
+                              on_delta=got.append)
+    assert row["route"] == "denied" and row["answer"] == turn.NOT_YOUR_CONVERSATION and got == []
+
+
+async def test_a_template_answer_is_not_sent_early():
+    got: list[str] = []
+    row = await turn.run_turn(build_desk(make_deps(), InMemorySaver()), "What was my salary last month?", "E1001",
+                              None, Context(today="2026-11-29"), on_delta=got.append)
+    assert row["route"] == "template" and "".join(got).strip() == row["answer"].strip()
