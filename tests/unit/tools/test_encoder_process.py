@@ -1,3 +1,4 @@
+import asyncio
 import gc
 import logging
 import os
@@ -7,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from tools.embeddings import SMALL_BATCH, Embedder
+from tools.embeddings import SMALL_BATCH, Embedder, EmbeddingMemo
 
 TEXTS = ["When is payday?", "", "Do I need an umbrella in Lisbon tomorrow? " * 100, "Привет, где мой отпуск?"]
 
@@ -51,6 +52,24 @@ async def test_a_hung_encoder_process_does_not_hang_the_question(encoder):
     assert time.perf_counter() - t0 < 5  # its wait is bounded, then the thread answers
     assert np.allclose(vecs, encoder.embed(TEXTS[:1]), atol=1e-5)
     assert not encoder.process and child._proc.wait(timeout=5) == -signal.SIGKILL  # the hung child is killed, not left
+
+
+async def test_a_memo_waiting_on_the_process_is_answered_in_the_replys_own_turn(encoder):
+    """`then` runs as the reply is read: a prefetched question's caller wakes one turn of the loop later, not four."""
+    told: list[tuple[bool, object]] = []
+    fut = encoder.submit(TEXTS[:1], then=lambda f: told.append((f.done(), f)))
+    vecs = await fut
+    assert told == [(True, fut)] and np.allclose(vecs, encoder.embed(TEXTS[:1]), atol=1e-5)
+    memo = EmbeddingMemo(encoder)
+    memo.prefetch("When is payday?")
+    assert np.allclose(await memo(["When is payday?"]), encoder.embed(["When is payday?"]), atol=1e-5)
+    encoder._child._proc.kill()  # a lost child: the thread's answer reaches `then` too
+    encoder._child._proc.wait()
+    told.clear()
+    fut = encoder.submit(TEXTS[:1], then=lambda f: told.append((f.done(), f)))
+    assert np.allclose(await fut, encoder.embed(TEXTS[:1]), atol=1e-5)
+    await asyncio.sleep(0)
+    assert told == [(True, fut)]
 
 
 async def test_a_request_too_big_for_the_socket_is_computed_here_and_the_child_goes_on(encoder):
