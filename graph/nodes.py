@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from graph import drafts, extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
-from graph.early import faq_entry
+from graph.early import faq_entry, wants_search_embedding
 from graph.executor import TurnPrefetches, found_in_cache, run_plan
 from graph.intake import new_turn
 from graph.kit import context_of, current_context, emit, emit_chunked, hand_over, thread_of, timed, today_of
@@ -22,7 +22,7 @@ from graph.paths import ROUTE_OF, AnsweredBy, Route
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import closest_faq, not_in_handbook, out_of_scope, refusal, unknown_employee
-from graph.slots import fill_slots, leave_type_needs_meaning, refers_back, settle_leave_type
+from graph.slots import fill_slots, refers_back, settle_leave_type
 from graph.state import Part, State
 from graph.tracing import annotate
 from tools.registry import INTENTS, carried_slots
@@ -74,7 +74,7 @@ class Nodes:
             update["faq"] = {"id": entry.id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
             return self._route(update, ROUTE_OF[d.path], entry.answer)
         settles_leave = "leave_policy" in d.intents or d.path == "llm"  # which leave: by meaning when no keyword says
-        if ctx.early_embedding and (d.path == "handbook" or (settles_leave and leave_type_needs_meaning(question))):
+        if ctx.early_embedding and wants_search_embedding(d, question):  # the early decision may have started it
             self.deps.prefetch_search_embedding(question)  # a later step embeds it with the shared encoder
         profile = await self._profile(state)
         if profile is None:

@@ -29,3 +29,17 @@ async def test_an_faq_question_gets_its_entrys_text(question):
 ])
 async def test_nothing_else_is_answered_early(question, user, ctx):
     assert await faq_text(make_deps(), question, user, ctx) is None
+
+
+@pytest.mark.parametrize(("question", "ctx", "started"), [
+    ("Where is the fire exit policy?", CTX, True),  # a handbook search embeds it with the shared encoder
+    ("When is payday?", CTX, False),  # the FAQ entry needs nothing more
+    ("what about Berlin?", CTX, False),  # a follow-up: what it continues is the conversation's to say
+    ("Where is the fire exit policy?", replace(CTX, early_embedding=False), False),
+])
+async def test_the_early_decision_starts_the_embedding_a_later_step_needs(question, ctx, started):
+    deps = make_deps()
+    asked: list[str] = []
+    deps.prefetch_search_embedding = asked.append  # type: ignore[method-assign]
+    await faq_text(deps, question, "E1001", ctx)
+    assert asked == ([question] if started else [])
