@@ -142,7 +142,12 @@ class Embedder:
                 if isinstance(error, EncoderGone):
                     self._lost(child, error)
             finally:
-                self.run(self.embed, texts).add_done_callback(computed_here)
+                try:
+                    self.run(self.embed, texts).add_done_callback(computed_here)
+                except Exception as exc:  # noqa: BLE001 - the thread is gone too (shut down): the caller hears why
+                    failed = asyncio.get_running_loop().create_future()
+                    failed.set_exception(exc)
+                    computed_here(failed)
 
         def computed_here(job: asyncio.Future[np.ndarray]) -> None:
             _settle(out, job)  # nothing when its caller stopped waiting; `then` is told either way
@@ -174,6 +179,12 @@ class Embedder:
     async def aembed_one(self, text: str) -> np.ndarray:
         """Embed one text off the event loop, so concurrent requests keep moving."""
         return (await self.submit([text]))[0]
+
+
+def _retrieved(fut: asyncio.Future[Any]) -> None:
+    """Mark a future's error as seen (its caller may have left before awaiting it)."""
+    if not fut.cancelled():
+        fut.exception()
 
 
 def _then(fut: asyncio.Future[Any], then: Then | None) -> asyncio.Future[Any]:
@@ -209,20 +220,21 @@ class EmbeddingMemo:
         self.embedder = embedder
         self.size = size
         self._memo: dict[str, np.ndarray] = {}
-        self._pending: dict[str, list[asyncio.Future[np.ndarray]]] = {}  # prefetched text -> its callers' futures
+        # prefetched text -> the loop it was prefetched on, and its callers' futures (answered by `_deliver`)
+        self._pending: dict[str, tuple[asyncio.AbstractEventLoop, list[asyncio.Future[np.ndarray]]]] = {}
         self._queued: list[str] = []  # prefetched texts waiting for the batch under way to finish
         self._busy: asyncio.AbstractEventLoop | None = None  # the loop whose prefetch batch is under way
 
     def prefetch(self, text: str) -> None:
         """Start embedding `text` now, in the background (nothing to do when it is known or under way)."""
-        if text in self._memo or text in self._pending:
-            return
         loop = asyncio.get_running_loop()
-        if self._busy is not None and self._busy is not loop:  # a batch of a loop that is gone: start afresh
-            for queued in self._queued:
-                self._pending.pop(queued, None)
-            self._queued, self._busy = [], None
-        self._pending[text] = []
+        if text in self._memo or self._pending_on(text, loop) is not None:
+            return
+        if self._busy is not None and self._busy is not loop:
+            if not self._busy.is_closed():  # another loop's prefetches are under way: this loop's callers embed
+                return
+            self._drop(self._busy)  # a loop that is gone, with its batch unanswered: start afresh
+        self._pending[text] = (loop, [])
         self._queued.append(text)
         if self._busy is None:  # the encoder is free of prefetches: this one starts at once
             self._next_batch(loop)
@@ -230,6 +242,17 @@ class EmbeddingMemo:
                 # On the embedding thread: hand it the GIL now, so it tokenizes and enters ONNX Runtime (which
                 # releases the GIL) at once, instead of waiting up to the switch interval while the caller goes on.
                 time.sleep(0)
+
+    def _pending_on(self, text: str, loop: asyncio.AbstractEventLoop) -> list[asyncio.Future[np.ndarray]] | None:
+        """The callers waiting for `text`'s prefetch on `loop` (None: not prefetched there)."""
+        entry = self._pending.get(text)
+        return entry[1] if entry is not None and entry[0] is loop else None
+
+    def _drop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Forget the prefetches of a closed loop (its batch's reply will never be read)."""
+        for text in [t for t, (lp, _) in self._pending.items() if lp is loop]:
+            del self._pending[text]
+        self._queued, self._busy = [], None
 
     def _next_batch(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._queued = self._queued, []
@@ -244,23 +267,29 @@ class EmbeddingMemo:
 
     def _deliver(self, batch: list[str], job: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> None:
         """Hand each prefetched text's callers its row of the batch (or the batch's error), then start the next
-        batch.
+        batch (whatever happens here: a batch that never ends would hold every later prefetch).
         """
-        error = None if job.cancelled() else job.exception()
-        vecs = job.result() if not job.cancelled() and error is None else None
-        if vecs is not None:
-            self._remember(dict(zip(batch, vecs, strict=True)))
-        for i, text in enumerate(batch):
-            for fut in self._pending.pop(text, []):
-                if fut.done():  # that caller stopped waiting
+        try:
+            error = None if job.cancelled() else job.exception()
+            vecs = job.result() if not job.cancelled() and error is None else None
+            if vecs is not None:
+                self._remember(dict(zip(batch, vecs, strict=True)))
+            for i, text in enumerate(batch):
+                waiters = self._pending_on(text, loop)
+                if waiters is None:  # forgotten with its loop
                     continue
-                if vecs is not None:
-                    fut.set_result(vecs[i])
-                elif error is not None:
-                    fut.set_exception(error)
-                else:
-                    fut.cancel()
-        self._next_batch(loop)
+                del self._pending[text]
+                for fut in waiters:
+                    if fut.done():  # that caller stopped waiting
+                        continue
+                    if vecs is not None:
+                        fut.set_result(vecs[i])
+                    elif error is not None:
+                        fut.set_exception(error)
+                    else:
+                        fut.cancel()
+        finally:
+            self._next_batch(loop)
 
     async def __call__(self, texts: list[str]) -> np.ndarray:
         """Embeddings of many texts: memoized ones reused, prefetched ones awaited, the rest in one batch."""
@@ -269,9 +298,10 @@ class EmbeddingMemo:
         loop = asyncio.get_running_loop()
         waiting: dict[str, asyncio.Future[np.ndarray]] = {}
         for t in unique:
-            if t not in found and t in self._pending:  # answered by the prefetch's `_deliver`, directly
+            if t not in found and (waiters := self._pending_on(t, loop)) is not None:  # answered by `_deliver`
                 waiting[t] = loop.create_future()
-                self._pending[t].append(waiting[t])
+                waiting[t].add_done_callback(_retrieved)  # an error this call never awaits is not logged
+                waiters.append(waiting[t])
         missing = [t for t in unique if t not in found and t not in waiting]
         if missing:
             vecs = await self.embedder.submit(missing)

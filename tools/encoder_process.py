@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import ctypes
 import json
 import logging
@@ -174,7 +175,9 @@ class EncoderProcess:
                 _, _, timer, _ = self._waiting.popleft()
                 timer.cancel()
                 self._dropped += 1
-        loop.add_reader(self._sock.fileno(), self._on_readable)
+        # In an empty context: the reader outlives the caller's turn, whose context (its answer's sink) it must
+        # not keep.
+        contextvars.Context().run(loop.add_reader, self._sock.fileno(), self._on_readable)
         self._loop = loop
 
     def _on_readable(self) -> None:

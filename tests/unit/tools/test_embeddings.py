@@ -1,6 +1,8 @@
 import asyncio
+import gc
 
 import numpy as np
+import pytest
 
 from tools.embeddings import SMALL_BATCH, Embedder, EmbeddingMemo
 
@@ -116,3 +118,54 @@ async def test_questions_prefetched_while_the_thread_is_busy_go_together_in_the_
     assert calls == [["when is payday"], ["dress code", "my leave balance"]]
     assert [float(v[0]) for v in out] == [21.0, 10.0, 20.0]  # each text gets its own row of its batch
     assert not memo._pending and set(memo._memo) == {"when is payday", "dress code", "my leave balance"}
+
+
+class _Unanswered:
+    """An encoder whose replies never come (a child's reply to a loop that has closed is dropped)."""
+
+    def submit(self, texts, then=None):
+        fut = asyncio.get_running_loop().create_future()
+        if then is not None:
+            fut.add_done_callback(then)
+        return fut
+
+
+class _AtOnce:
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+
+    def submit(self, texts, then=None):
+        fut = asyncio.get_running_loop().create_future()
+        if self.fail:
+            fut.set_exception(RuntimeError("the encoder failed"))
+        else:
+            fut.set_result(np.ones((len(texts), 3), np.float32))
+        if then is not None:
+            fut.add_done_callback(then)
+        return fut
+
+
+def test_a_prefetch_left_by_a_closed_loop_does_not_hang_the_next_loops_callers():
+    memo = EmbeddingMemo(_Unanswered())
+
+    async def first():
+        memo.prefetch("When is payday?")
+
+    asyncio.run(first())  # that loop closes with its batch unanswered
+    memo.embedder = _AtOnce()
+
+    async def second():
+        memo.prefetch("When is payday?")  # prefetched afresh on this loop
+        return await asyncio.wait_for(memo(["When is payday?", "other"]), 2)
+
+    assert asyncio.run(second()).shape == (2, 3)
+
+
+async def test_a_caller_that_leaves_before_awaiting_a_failed_prefetch_logs_nothing(caplog):
+    memo = EmbeddingMemo(_AtOnce(fail=True))
+    memo.prefetch("When is payday?")
+    with pytest.raises(RuntimeError):
+        await memo(["When is payday?", "missing"])  # the direct part fails before the prefetch is awaited
+    await asyncio.sleep(0.01)
+    gc.collect()
+    assert "never retrieved" not in caplog.text
