@@ -12,6 +12,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, nullcontext
+from contextvars import ContextVar
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -22,6 +23,7 @@ from app.observability import record, run_config, user_hash
 from app.resources import build_resources
 from app.settings import Settings, get_settings
 from graph.context import Context
+from graph.early import EARLY, EarlyDecision
 from graph.graph import Desk
 from graph.kit import ANSWER_SINK, pieces
 from graph.paths import Decision
@@ -146,17 +148,18 @@ class _Delivery:
 
 
 @contextmanager
-def _sink(deliver: Any) -> Iterator[None]:
-    """Within this block, the answer's pieces go to `deliver` (graph/kit.py:ANSWER_SINK)."""
-    token = ANSWER_SINK.set(deliver)
+def _bound(var: ContextVar[Any], value: Any) -> Iterator[None]:
+    """Within this block, `var` is `value` (the graph's nodes see it: their tasks start inside)."""
+    token = var.set(value)
     try:
         yield
     finally:
-        ANSWER_SINK.reset(token)
+        var.reset(token)
 
 
 async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool, ctx: Context,
-                  deliver: _Delivery, on_update: Any) -> tuple[dict[str, Any], float | None, bool]:
+                  deliver: _Delivery, on_update: Any,
+                  early: EarlyDecision | None) -> tuple[dict[str, Any], float | None, bool]:
     """The graph's run of one turn: (final state, ms to the answer's first text, refused as someone else's)."""
     owner, found, known = (None, None, True) if fresh else await _latest(graph, thread)  # made here: none yet
     if owner is not None and owner != user:  # a conversation belongs to whoever started it
@@ -165,8 +168,9 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
         return {}, None, True
     final: dict[str, Any] = {}
     deliver.clear()  # the early FAQ answer may go now, before LangGraph's start
-    # The nodes hand the text over directly (graph/kit.py:emit); the run starts from the owner check's read.
-    with _sink(deliver), (held(thread, found) if known else nullcontext()):
+    # The nodes hand the text over directly (graph/kit.py:emit), route_question takes the early decision
+    # (graph/early.py), and the run starts from the owner check's read.
+    with _bound(ANSWER_SINK, deliver), _bound(EARLY, early), (held(thread, found) if known else nullcontext()):
         async for mode, chunk in graph.astream({"messages": [HumanMessage(question)], "user": user},
                                                run_config(thread, user), context=ctx,
                                                stream_mode=["custom", "updates", "values"],
@@ -205,7 +209,7 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
         early = desk.answer_early(question, user, ctx, deliver.early)
     try:
         async with THREAD_TURNS.turn(thread):  # after the thread's previous turn is recorded
-            final, ttft, denied = await _stream(graph, question, user, thread, fresh, ctx, deliver, on_update)
+            final, ttft, denied = await _stream(graph, question, user, thread, fresh, ctx, deliver, on_update, early)
         if denied:
             return {**row, "answer": NOT_YOUR_CONVERSATION, "route": "denied", "tools": [], "llm_calls": 0,
                     "timings_ms": {}, "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
@@ -217,7 +221,7 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
                 "error": f"Something went wrong while answering ({type(exc).__name__}); please try again."}
     finally:
         if early is not None:  # refused, failed, or answered without it: nothing more to send
-            early.cancel()
+            early.task.cancel()
     total = (time.perf_counter() - t0) * 1000
     nxt = final.get("next_turn") or {}
     out = {**row, "answer": final.get("answer", ""), "route": final.get("route"),

@@ -1,21 +1,26 @@
-"""The FAQ answer before LangGraph's start.
+"""The routing decision started beside the graph, and the FAQ answer sent from it before LangGraph's start.
 
 An FAQ answer depends on the question alone: not on the conversation, not on the caller's profile. Yet in the
 graph it is written by the routing step, which runs only after LangGraph has read the conversation and
-prepared the step (a few milliseconds on SQLite, about as long as the question's embedding or longer). So
-the entry points make the same decision beside the graph (`Desk.answer_early`): as soon as the question's
-embedding arrives, the router decides exactly as route_question will (the same checks of the input, the same
-embedding from the memo, the same router), and when it picks an FAQ entry, its text goes to the caller at once.
-The graph still runs the whole turn and records it; route_question makes the same decision and writes the
-same text, which the caller has already (app/turn.py sends each piece once).
+prepared the step (a few milliseconds on SQLite, about as long as the question's embedding or longer). So the
+entry points start route_question's decision beside the graph (`Desk.answer_early`, `start` here): as soon as
+the question's embedding arrives, the router decides with the inputs route_question will have (the same checks
+of the input, the same embedding, the same router), and when it picks an FAQ entry, the entry's text goes to
+the caller at once (app/turn.py holds it until the owner check has passed).
 
-The decision's inputs that route_question has and this one lacks (the conversation's last intents) are read
-only for follow-ups, never on the way to an FAQ entry; only an FAQ entry's text is sent early. The same decision
-also starts the shared encoder's embedding of the question when a later step will need it (a handbook search, a
-leave type settled by meaning), a LangGraph start sooner than route_question would.
+route_question then takes that same decision as its own (`taken`) instead of deciding again, so the answer it
+records is the one the caller already has. The one input the early decision lacks, the conversation's last
+intents, is read only for follow-ups: a follow-up is decided again in the graph, and is never answered early.
+The decision also starts the shared encoder's embedding of the question when a later step will need it (a
+handbook search, a leave type settled by meaning), a LangGraph start sooner than route_question would.
 """
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from langchain_core.messages import HumanMessage
 
@@ -25,6 +30,27 @@ from graph.intake import new_turn
 from graph.paths import Decision
 from graph.slots import leave_type_needs_meaning
 from tools.faq import FaqEntry
+
+
+@dataclass(frozen=True)
+class EarlyDecision:
+    """route_question's decision for one turn, started beside the graph."""
+
+    question: str  # as route_question reads it (normalized)
+    user: str
+    faq_enabled: bool
+    templates_enabled: bool
+    decided: asyncio.Future[Decision | None]  # None: it could not decide (route_question decides itself)
+    task: asyncio.Task[None]
+
+    def serves(self, question: str, user: str, ctx: Context) -> bool:
+        """Whether it was made for this question, caller and switches."""
+        return (self.question, self.user, self.faq_enabled, self.templates_enabled) == (
+            question, user, ctx.faq_enabled, ctx.templates_enabled)
+
+
+# The turn's early decision, for route_question to take (app/turn.py sets it around the graph's run).
+EARLY: ContextVar[EarlyDecision | None] = ContextVar("early_decision", default=None)
 
 
 def faq_entry(d: Decision, faq: dict[str, FaqEntry]) -> FaqEntry | None:
@@ -40,16 +66,43 @@ def wants_search_embedding(d: Decision, question: str) -> bool:
     return d.path == "handbook" or (settles_leave and leave_type_needs_meaning(question))
 
 
-async def faq_text(deps: Deps, question: str, user: str, ctx: Context) -> str | None:
-    """The FAQ entry's text when route_question will answer `question` from `user` with one; None otherwise.
-    Starts the shared encoder's embedding when a later step will need it (not for a follow-up: which intents it
-    continues is the conversation's).
+def start(deps: Deps, question: str, user: str, ctx: Context, send: Callable[[str], None]) -> EarlyDecision | None:
+    """Start route_question's decision for `question` from `user` now; `send` gets the FAQ entry's text the moment
+    the router picks one. None when route_question will not decide at all (bad input: it says what is wrong).
     """
     fresh, problem = new_turn({"messages": [HumanMessage(question)], "user": user}, ctx.max_question_chars)
-    if problem is not None or not ctx.faq_enabled:
+    if problem is not None:
         return None
-    d = await deps.router.decide(fresh["question"], fresh["user"], None, ctx.faq_enabled, ctx.templates_enabled)
-    if ctx.early_embedding and d.label != "follow_up" and wants_search_embedding(d, fresh["question"]):
-        deps.prefetch_search_embedding(fresh["question"])
-    entry = faq_entry(d, deps.faq)
-    return entry.answer if entry is not None else None
+    question, user = fresh["question"], fresh["user"]
+    decided: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
+
+    async def decide() -> None:
+        d = None
+        try:
+            d = await deps.router.decide(question, user, None, ctx.faq_enabled, ctx.templates_enabled)
+            if not decided.done():
+                decided.set_result(d)
+            if d.label == "follow_up":  # what it continues is the conversation's: the graph decides it again
+                return
+            if ctx.early_embedding and wants_search_embedding(d, question):
+                deps.prefetch_search_embedding(question)
+            if (entry := faq_entry(d, deps.faq)) is not None:
+                send(entry.answer)  # in the same step as the decision: no turn of the event loop between
+        finally:
+            if not decided.done():  # it failed: route_question decides itself, and meets the error there
+                decided.set_result(None)
+
+    task = asyncio.ensure_future(decide())
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())  # its error is the graph's to meet
+    return EarlyDecision(question, user, ctx.faq_enabled, ctx.templates_enabled, decided, task)
+
+
+async def taken(question: str, user: str, ctx: Context) -> Decision | None:
+    """The turn's early decision, when route_question may take it as its own: made for this question, caller and
+    switches, and not a follow-up's. None: route_question decides itself.
+    """
+    early = EARLY.get()
+    if early is None or not early.serves(question, user, ctx):
+        return None
+    d = await early.decided
+    return d if d is not None and d.label != "follow_up" else None

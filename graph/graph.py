@@ -19,7 +19,6 @@ same resources (start the question's embedding early, seed next-turn prefetch at
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Literal
@@ -29,9 +28,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
+from graph import early
 from graph.context import Context
 from graph.deps import Deps
-from graph.early import faq_text
+from graph.early import EarlyDecision
 from graph.kit import context_of, normalize
 from graph.next_turn import NextTurn
 from graph.nodes import Nodes
@@ -109,21 +109,14 @@ class Desk:
             self.deps.prefetch_embedding(text)
 
     def answer_early(self, question: str, user: str, ctx: Context,
-                     send: Callable[[str], None]) -> asyncio.Task[None] | None:
-        """Beside the graph (app/turn.py:run_turn starts it with the turn): `send` gets the FAQ entry's text when
-        route_question will answer with one, decided as soon as the question's embedding arrives instead of after
+                     send: Callable[[str], None]) -> EarlyDecision | None:
+        """Beside the graph (app/turn.py:run_turn starts it with the turn): route_question's decision, started as the
+        question's embedding is, and `send` gets the FAQ entry's text when it picks one, instead of after
         LangGraph's start (graph/early.py; `Context.early_answer`). None when it is off.
         """
         if not (ctx.early_answer and ctx.faq_enabled):
             return None
-
-        async def decide() -> None:
-            if text := await faq_text(self.deps, question, user, ctx):
-                send(text)  # in the same step as the decision: no turn of the event loop between
-
-        task = asyncio.ensure_future(decide())
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # its error is the graph's to report
-        return task
+        return early.start(self.deps, question, user, ctx, send)
 
     def forget_embedding(self, text: str) -> None:
         """Drop a text's memoized embeddings, so that its next turn does the same work again (the probes)."""

@@ -8,7 +8,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from graph import drafts, extract, llm, templates
+from graph import drafts, early, extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.early import faq_entry, wants_search_embedding
@@ -64,13 +64,13 @@ class Nodes:
     async def _route_question(self, state: State, ctx: Context) -> dict[str, Any]:
         """The learned router picks the path; the slots and the plan follow from its choice."""
         question, user = state["question"], state["user"]
-        d = await self.deps.router.decide(question, user, state.get("last_intents"), ctx.faq_enabled,
-                                          ctx.templates_enabled)
+        d = await early.taken(question, user, ctx) or await self.deps.router.decide(  # started beside the graph
+            question, user, state.get("last_intents"), ctx.faq_enabled, ctx.templates_enabled)
         update: dict[str, Any] = {"router": d}
         annotate(router_label=d.label, router_confidence=round(d.confidence, 3), faq_hit=d.path == "faq")
         if d.path == "foreign":
             return self._route(update, ROUTE_OF[d.path], ENGLISH_ONLY)
-        if (entry := faq_entry(d, self.deps.faq)) is not None:  # the text app/turn.py may have sent already
+        if (entry := faq_entry(d, self.deps.faq)) is not None:  # the text the early decision may have sent already
             update["faq"] = {"id": entry.id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
             return self._route(update, ROUTE_OF[d.path], entry.answer)
         settles_leave = "leave_policy" in d.intents or d.path == "llm"  # which leave: by meaning when no keyword says

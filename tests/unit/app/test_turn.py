@@ -125,11 +125,19 @@ async def test_without_the_early_answer_the_text_waits_for_the_graph_and_is_the_
 
 
 async def test_someone_elses_conversation_gets_no_early_answer():
-    desk = build_desk(make_deps(), InMemorySaver())
+    store = _SlowStore()
+    store.release.set()
+    desk = build_desk(make_deps(), store)
     first = await turn.run_turn(desk, "When is payday?", "E1001", None, Context(today="2026-11-29"))
+    store.release.clear()  # the owner check's read is held up while the early decision is made
     got: list[str] = []
-    row = await turn.run_turn(desk, "When is payday?", "E2002", first["thread"], Context(today="2026-11-29"),
-                              on_delta=got.append)
+    task = asyncio.create_task(turn.run_turn(desk, "When is payday?", "E2002", first["thread"],
+                                             Context(today="2026-11-29"), on_delta=got.append))
+    for _ in range(100):  # the early decision is made and its text held
+        await asyncio.sleep(0)
+    assert got == [] and not task.done()
+    store.release.set()
+    row = await task
     assert row["route"] == "denied" and row["answer"] == turn.NOT_YOUR_CONVERSATION and got == []
 
 
@@ -138,3 +146,31 @@ async def test_a_template_answer_is_not_sent_early():
     row = await turn.run_turn(build_desk(make_deps(), InMemorySaver()), "What was my salary last month?", "E1001",
                               None, Context(today="2026-11-29"), on_delta=got.append)
     assert row["route"] == "template" and "".join(got).strip() == row["answer"].strip()
+
+
+def _counted(deps) -> list[str]:
+    """The questions the router decides, in order."""
+    calls: list[str] = []
+    decide = deps.router.decide
+
+    async def counted(question, *args, **kwargs):
+        calls.append(question)
+        return await decide(question, *args, **kwargs)
+
+    deps.router.decide = counted
+    return calls
+
+
+async def test_route_question_takes_the_early_decision_as_its_own():
+    deps = make_deps()
+    calls = _counted(deps)
+    desk = build_desk(deps, InMemorySaver())
+    faq = await turn.run_turn(desk, "When is payday?", "E1001", None, Context(today="2026-11-29"))
+    template = await turn.run_turn(desk, "What was my salary last month?", "E1001", faq["thread"],
+                                   Context(today="2026-11-29"))
+    assert (faq["route"], template["route"]) == ("faq", "template")
+    assert calls == ["When is payday?", "What was my salary last month?"]  # once each: the graph took it
+    follow_up = await turn.run_turn(desk, "and last month?", "E1001", faq["thread"], Context(today="2026-11-29"))
+    assert follow_up["route"] == "template" and calls[2:] == ["and last month?"] * 2  # the graph decides it again
+    off = await turn.run_turn(desk, "When is payday?", "E1001", None, Context(today="2026-11-29", early_answer=False))
+    assert off["route"] == "faq" and calls[4:] == ["When is payday?"]

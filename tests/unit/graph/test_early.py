@@ -7,10 +7,21 @@ from dataclasses import replace
 import pytest
 
 from graph.context import Context
-from graph.early import faq_text
+from graph.early import start
 from tests.unit.conftest import FAQ, make_deps
 
 CTX = Context(today="2026-11-29")
+
+
+async def faq_text(deps, question: str, user: str, ctx: Context) -> str | None:
+    """What the early decision sends for a question (None: nothing)."""
+    sent: list[str] = []
+    early = start(deps, question, user, ctx, sent.append)
+    if early is None:
+        return None
+    await early.task
+    assert len(sent) <= 1
+    return sent[0] if sent else None
 
 
 @pytest.mark.parametrize("question", ["When is payday?", "  what day do we get   paid? "])
