@@ -22,7 +22,9 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-_HELD: ContextVar[tuple[str, CheckpointTuple | None] | None] = ContextVar("turn_checkpoint", default=None)
+# [thread, checkpoint] while held; emptied in place when taken, so that "once" holds in every context copied from
+# the turn's (a task LangGraph might start for its read sees the same list).
+_HELD: ContextVar[list[Any] | None] = ContextVar("turn_checkpoint", default=None)
 
 
 class ReadOnce:
@@ -32,10 +34,11 @@ class ReadOnce:
         """The held checkpoint for the turn's first read of its thread's latest one; else the database's."""
         held = _HELD.get()
         conf = config.get("configurable") or {}
-        if (held is not None and conf.get("thread_id") == held[0] and not conf.get("checkpoint_ns")
+        if (held and conf.get("thread_id") == held[0] and not conf.get("checkpoint_ns")
                 and not conf.get("checkpoint_id")):
-            _HELD.set(None)  # once: a later read is the database's
-            return held[1]
+            checkpoint = held[1]
+            held.clear()  # once: a later read is the database's
+            return checkpoint
         return await super().aget_tuple(config)  # type: ignore[misc]
 
 
@@ -53,7 +56,7 @@ def held(thread: str, checkpoint: CheckpointTuple | None) -> Iterator[None]:
     """Within this block, the first read of `thread`'s latest checkpoint returns `checkpoint` (None: the thread
     has none yet) without going to the database.
     """
-    token = _HELD.set((thread, checkpoint))
+    token = _HELD.set([thread, checkpoint])
     try:
         yield
     finally:
