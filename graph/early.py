@@ -92,8 +92,14 @@ def start(deps: Deps, question: str, user: str, ctx: Context, send: Callable[[st
             if not decided.done():  # it failed: route_question decides itself, and meets the error there
                 decided.set_result(None)
 
+    def ended(task: asyncio.Task[None]) -> None:
+        if not decided.done():  # cancelled before it began: route_question decides itself
+            decided.set_result(None)
+        if not task.cancelled():
+            task.exception()  # its error is the graph's to meet
+
     task = asyncio.ensure_future(decide())
-    task.add_done_callback(lambda t: t.cancelled() or t.exception())  # its error is the graph's to meet
+    task.add_done_callback(ended)
     return EarlyDecision(question, user, ctx.faq_enabled, ctx.templates_enabled, decided, task)
 
 
@@ -102,7 +108,8 @@ async def taken(question: str, user: str, ctx: Context) -> Decision | None:
     switches, and not a follow-up's. None: route_question decides itself.
     """
     early = EARLY.get()
-    if early is None or not early.serves(question, user, ctx):
+    if early is None or not early.serves(question, user, ctx) or early.decided.get_loop() is not (
+            asyncio.get_running_loop()):
         return None
-    d = await early.decided
+    d = await asyncio.shield(early.decided)  # this step cancelled: the turn's decision stays for a retry of it
     return d if d is not None and d.label != "follow_up" else None

@@ -288,6 +288,12 @@ class EmbeddingMemo:
                         fut.set_exception(error)
                     else:
                         fut.cancel()
+        except Exception as exc:  # noqa: BLE001 - e.g. a reply of the wrong size: its callers hear of it
+            log.exception("a prefetched batch could not be handed out")
+            for text in batch:
+                for fut in (self._pending.pop(text)[1] if self._pending_on(text, loop) is not None else []):
+                    if not fut.done():
+                        fut.set_exception(exc)
         finally:
             self._next_batch(loop)
 

@@ -127,15 +127,17 @@ async def test_without_the_early_answer_the_text_waits_for_the_graph_and_is_the_
 async def test_someone_elses_conversation_gets_no_early_answer():
     store = _SlowStore()
     store.release.set()
-    desk = build_desk(make_deps(), store)
+    deps = make_deps()
+    desk = build_desk(deps, store)
     first = await turn.run_turn(desk, "When is payday?", "E1001", None, Context(today="2026-11-29"))
     store.release.clear()  # the owner check's read is held up while the early decision is made
+    calls = _counted(deps)
     got: list[str] = []
     task = asyncio.create_task(turn.run_turn(desk, "When is payday?", "E2002", first["thread"],
                                              Context(today="2026-11-29"), on_delta=got.append))
     for _ in range(100):  # the early decision is made and its text held
         await asyncio.sleep(0)
-    assert got == [] and not task.done()
+    assert calls == ["When is payday?"] and got == [] and not task.done()
     store.release.set()
     row = await task
     assert row["route"] == "denied" and row["answer"] == turn.NOT_YOUR_CONVERSATION and got == []

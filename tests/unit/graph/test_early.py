@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from dataclasses import replace
 
 import pytest
 
 from graph.context import Context
-from graph.early import start
+from graph.early import EARLY, start, taken
 from tests.unit.conftest import FAQ, make_deps
 
 CTX = Context(today="2026-11-29")
@@ -54,3 +56,17 @@ async def test_the_early_decision_starts_the_embedding_a_later_step_needs(questi
     deps.prefetch_search_embedding = asked.append  # type: ignore[method-assign]
     await faq_text(deps, question, "E1001", ctx)
     assert asked == ([question] if started else [])
+
+
+async def test_an_early_decision_cancelled_before_it_began_leaves_route_question_to_decide():
+    early = start(make_deps(), "When is payday?", "E1001", CTX, lambda _text: None)
+    early.task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await early.task
+    await asyncio.sleep(0)  # its done-callback
+    assert early.decided.done() and early.decided.result() is None
+    token = EARLY.set(early)
+    try:
+        assert await taken(early.question, early.user, CTX) is None  # route_question decides itself
+    finally:
+        EARLY.reset(token)

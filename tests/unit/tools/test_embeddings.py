@@ -169,3 +169,27 @@ async def test_a_caller_that_leaves_before_awaiting_a_failed_prefetch_logs_nothi
     await asyncio.sleep(0.01)
     gc.collect()
     assert "never retrieved" not in caplog.text
+
+
+class _WrongRows:
+    """An encoder whose replies have one row too many."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def submit(self, texts, then=None):
+        self.calls += 1
+        fut = asyncio.get_running_loop().create_future()
+        fut.set_result(np.ones((len(texts) + (self.calls == 1), 3), np.float32))
+        if then is not None:
+            fut.add_done_callback(then)
+        return fut
+
+
+async def test_a_batch_that_cannot_be_handed_out_still_answers_its_callers_and_the_next_batch():
+    memo = EmbeddingMemo(_WrongRows())
+    memo.prefetch("When is payday?")
+    assert (await asyncio.wait_for(memo(["When is payday?"]), 2)).shape == (1, 3)  # computed again, directly
+    memo.prefetch("How do I book leave?")  # later prefetches still start
+    assert (await asyncio.wait_for(memo(["How do I book leave?"]), 2)).shape == (1, 3)
+    assert memo._busy is None
