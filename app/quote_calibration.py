@@ -35,7 +35,8 @@ from app.router_train import choose_model, load_router, load_split
 from app.settings import ROOT, get_settings
 from graph.extract import best_quote
 from tools.demo_backend.kb import candidates, load_chunks, rerank
-from tools.embeddings import EmbeddingMemo, load_embedder
+from tools.embedding_memo import EmbeddingMemo
+from tools.embeddings import load_embedder
 from tools.vectors import Hit
 
 GOLD = ROOT / "data" / "handbook_gold.yaml"

@@ -47,7 +47,8 @@ from app.router_thresholds import (
 from app.settings import ROOT, Settings, get_settings
 from graph.router import Router
 from graph.router_model import RouterModel
-from tools.embeddings import Embedder, EmbeddingMemo, bundled_model_path, load_embedder
+from tools.embedding_memo import EmbeddingMemo
+from tools.embeddings import Embedder, bundled_model_path, load_embedder
 from tools.faq import load_faq
 from tools.onnx_export import INT8_RECIPE
 

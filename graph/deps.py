@@ -21,7 +21,8 @@ from graph.llm_gate import LLMGate
 from graph.router import Router
 from tools.cache import ToolCache
 from tools.client import ToolClient
-from tools.embeddings import Embedder, EmbeddingMemo
+from tools.embedding_memo import EmbeddingMemo
+from tools.embeddings import Embedder
 from tools.faq import FaqEntry
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,8 @@ import httpx
 from app.bench.metrics import percentile
 from graph.deps import Deps
 from tools.cache import cache_key
-from tools.embeddings import Embedder, EmbeddingMemo
+from tools.embedding_memo import EmbeddingMemo
+from tools.embeddings import Embedder
 from tools.registry import INTENTS, TOOLS
 
 # Tools whose arguments read another call's result ("@weather.temperature_c"): they wait for it.

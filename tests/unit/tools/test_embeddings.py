@@ -4,7 +4,8 @@ import gc
 import numpy as np
 import pytest
 
-from tools.embeddings import SMALL_BATCH, Embedder, EmbeddingMemo
+from tools.embedding_memo import EmbeddingMemo
+from tools.embeddings import SMALL_BATCH, Embedder
 
 QUESTIONS = ["When is payday?", "how many days of annual leave do I have left this year",
              "Do I need an umbrella in Lisbon tomorrow?", "payslip oct", ""]

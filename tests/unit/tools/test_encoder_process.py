@@ -8,7 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from tools.embeddings import SMALL_BATCH, Embedder, EmbeddingMemo
+from tools.embedding_memo import EmbeddingMemo
+from tools.embeddings import SMALL_BATCH, Embedder
 
 TEXTS = ["When is payday?", "", "Do I need an umbrella in Lisbon tomorrow? " * 100, "Привет, где мой отпуск?"]
 
