@@ -25,7 +25,7 @@ from app.settings import Settings, get_settings
 from graph.context import Context
 from graph.early import EARLY, EarlyDecision
 from graph.graph import Desk
-from graph.kit import ANSWER_SINK, pieces
+from graph.kit import ANSWER_SINK
 from graph.paths import Decision
 
 log = logging.getLogger(__name__)
@@ -102,9 +102,10 @@ async def open_graph(settings: Settings | None = None) -> AsyncIterator[Desk]:
 class _Delivery:
     """The answer's pieces to the caller, each once, and when the first one went (the row's `ttft_ms`).
 
-    The early FAQ answer (graph/early.py) may hand its text over before route_question writes it: it goes to the
-    caller once the owner check has passed (`clear`), at once if it has already, and route_question's pieces of
-    that same text are then not sent again. Nodes call it directly (graph/kit.py:ANSWER_SINK).
+    The early answer (graph/early.py: an FAQ entry, a template answer from the cache) may hand its pieces over
+    before route_question writes them: they go to the caller once the owner check has passed (`clear`), at once
+    if it has already, and route_question's same pieces are then not sent again. Nodes call it directly
+    (graph/kit.py:ANSWER_SINK).
     """
 
     def __init__(self, t0: float, on_delta: Any) -> None:
@@ -119,14 +120,16 @@ class _Delivery:
             if text == self._early[0]:
                 self._early.pop(0)
                 return
-            log.error("the early FAQ answer differs from the graph's: %r, then %r", self._early[0], text)
+            log.error("the early answer differs from the graph's: %r, then %r", self._early[0], text)
             self._early = []
         self._send(text)
 
-    def early(self, text: str) -> None:
-        """The early FAQ answer's text, the moment the router picked its entry."""
+    def early(self, sent: list[str]) -> None:
+        """The early answer's pieces: an FAQ entry's text, the moment the router picked it, or a template answer
+        whose every result the cache holds.
+        """
         if self.first_ms is None:  # the graph's text did not go first
-            self._early = pieces(text)
+            self._early = list(sent)
             if self._cleared:
                 self._send_early()
 
@@ -167,7 +170,7 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
                     user_hash(user), thread[:6], user_hash(owner))
         return {}, None, True
     final: dict[str, Any] = {}
-    deliver.clear()  # the early FAQ answer may go now, before LangGraph's start
+    deliver.clear()  # the early answer may go now, before LangGraph's start
     # The nodes hand the text over directly (graph/kit.py:emit), route_question takes the early decision
     # (graph/early.py), and the run starts from the owner check's read.
     with _bound(ANSWER_SINK, deliver), _bound(EARLY, early), (held(thread, found) if known else nullcontext()):

@@ -13,8 +13,8 @@ class Context:
     faq_enabled: bool = True  # FAQ early exit
     early_embedding: bool = True  # embed the question early: for the router while LangGraph loads the conversation
     # (before the graph); with the shared encoder as soon as the router says a later step needs it
-    early_answer: bool = True  # an FAQ entry's text goes to the caller as soon as the router picks it, before
-    # LangGraph has read the conversation (graph/early.py); the graph records the turn as before
+    early_answer: bool = True  # an FAQ entry's text, or a template answer the cache holds, goes to the caller as
+    # soon as it is known, before LangGraph has read the conversation (graph/early.py); the graph records the turn
     faq_fallback_enabled: bool = True  # full path: offer the likely FAQ entry as the closest answer
     templates_enabled: bool = True  # templated plans and answers for known intents
     llm_drafts: bool = False  # writing requests: the LLM writes the draft (off: from the request's words, no LLM)

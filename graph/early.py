@@ -1,4 +1,4 @@
-"""The routing decision started beside the graph, and the FAQ answer sent from it before LangGraph's start.
+"""The routing decision started beside the graph, and the answers sent from it before LangGraph's start.
 
 An FAQ answer depends on the question alone: not on the conversation, not on the caller's profile. Yet in the
 graph it is written by the routing step, which runs only after LangGraph has read the conversation and
@@ -8,11 +8,16 @@ the question's embedding arrives, the router decides with the inputs route_quest
 of the input, the same embedding, the same router), and when it picks an FAQ entry, the entry's text goes to
 the caller at once (app/turn.py holds it until the owner check has passed).
 
-route_question then takes that same decision as its own (`taken`) instead of deciding again, so the answer it
-records is the one the caller already has. The one input the early decision lacks, the conversation's last
-intents, is read only for follow-ups: a follow-up is decided again in the graph, and is never answered early.
-The decision also starts the shared encoder's embedding of the question when a later step will need it (a
-handbook search, a leave type settled by meaning), a LangGraph start sooner than route_question would.
+A template path that needs nothing of the conversation (a new request that points back to no earlier month or
+place) is planned here too, with the caller's profile as Redis holds it (graph/template_plan.py, the function
+route_question plans with); when the cache holds every result, the answer's pieces go to the caller as well.
+
+route_question then takes that same decision, and that plan, as its own (`taken`, `taken_plan`) instead of
+deciding again, so the answer it records is the one the caller already has. The one input the early decision
+lacks, the conversation's last intents, is read only for follow-ups: a follow-up is decided again in the graph,
+and is never answered early. The decision also starts the shared encoder's embedding of the question when a
+later step will need it (a handbook search, a leave type settled by meaning), a LangGraph start sooner than
+route_question would.
 """
 
 from __future__ import annotations
@@ -27,8 +32,11 @@ from langchain_core.messages import HumanMessage
 from graph.context import Context
 from graph.deps import Deps
 from graph.intake import new_turn
+from graph.kit import ANSWER_SINK, pieces
 from graph.paths import Decision
-from graph.slots import leave_type_needs_meaning
+from graph.slots import leave_type_needs_meaning, refers_back
+from graph.template_plan import TemplatePlan, plan_template, slots_of
+from graph.templates import stream_parts
 from tools.faq import FaqEntry
 
 
@@ -41,6 +49,7 @@ class EarlyDecision:
     faq_enabled: bool
     templates_enabled: bool
     decided: asyncio.Future[Decision | None]  # None: it could not decide (route_question decides itself)
+    planned: asyncio.Future[TemplatePlan | None]  # a template path's plan; None: route_question plans itself
     task: asyncio.Task[None]
 
     def serves(self, question: str, user: str, ctx: Context) -> bool:
@@ -66,18 +75,21 @@ def wants_search_embedding(d: Decision, question: str) -> bool:
     return d.path == "handbook" or (settles_leave and leave_type_needs_meaning(question))
 
 
-def start(deps: Deps, question: str, user: str, ctx: Context, send: Callable[[str], None]) -> EarlyDecision | None:
-    """Start route_question's decision for `question` from `user` now; `send` gets the FAQ entry's text the moment
-    the router picks one. None when route_question will not decide at all (bad input: it says what is wrong).
+def start(deps: Deps, question: str, user: str, ctx: Context,
+          send: Callable[[list[str]], None]) -> EarlyDecision | None:
+    """Start route_question's decision for `question` from `user` now; `send` gets the answer's pieces the moment
+    they are known: the FAQ entry's text when the router picks one, a template answer's when the cache holds
+    every result. None when route_question will not decide at all (bad input: it says what is wrong).
     """
     fresh, problem = new_turn({"messages": [HumanMessage(question)], "user": user}, ctx.max_question_chars)
     if problem is not None:
         return None
     question, user = fresh["question"], fresh["user"]
-    decided: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    decided: asyncio.Future[Decision | None] = loop.create_future()
+    planned: asyncio.Future[TemplatePlan | None] = loop.create_future()
 
     async def decide() -> None:
-        d = None
         try:
             d = await deps.router.decide(question, user, None, ctx.faq_enabled, ctx.templates_enabled)
             if not decided.done():
@@ -87,20 +99,55 @@ def start(deps: Deps, question: str, user: str, ctx: Context, send: Callable[[st
             if ctx.early_embedding and wants_search_embedding(d, question):
                 deps.prefetch_search_embedding(question)
             if (entry := faq_entry(d, deps.faq)) is not None:
-                send(entry.answer)  # in the same step as the decision: no turn of the event loop between
+                send(pieces(entry.answer))  # in the same step as the decision: no turn of the event loop between
+            elif d.path == "template" and not refers_back(question):  # the conversation's slots are not needed
+                await plan(d)
         finally:
-            if not decided.done():  # it failed: route_question decides itself, and meets the error there
-                decided.set_result(None)
+            for future in (decided, planned):
+                if not future.done():  # it failed: route_question decides itself, and meets the error there
+                    future.set_result(None)
+
+    async def plan(d: Decision) -> None:
+        """The template path's plan, from the caller's profile as Redis holds it (route_question takes it, profile
+        and all); the answer's pieces go when the cache holds every result.
+        """
+        profile = await deps.profile(user)
+        if not profile:  # unknown to the backend: route_question says so
+            return
+        slots = await slots_of(deps, d, question, profile, {}, ctx)
+        tp = await plan_template(deps, d, user, profile, slots, ctx)
+        if not planned.done():
+            planned.set_result(tp)
+        if tp.found:
+            written: list[str] = []
+            token = ANSWER_SINK.set(written.append)  # the same pieces route_question streams
+            try:
+                stream_parts(tp.parts, tp.found, [])
+            finally:
+                ANSWER_SINK.reset(token)
+            send(written)
 
     def ended(task: asyncio.Task[None]) -> None:
-        if not decided.done():  # cancelled before it began: route_question decides itself
-            decided.set_result(None)
+        for future in (decided, planned):
+            if not future.done():  # cancelled before it began: route_question decides itself
+                future.set_result(None)
         if not task.cancelled():
             task.exception()  # its error is the graph's to meet
 
     task = asyncio.ensure_future(decide())
     task.add_done_callback(ended)
-    return EarlyDecision(question, user, ctx.faq_enabled, ctx.templates_enabled, decided, task)
+    return EarlyDecision(question, user, ctx.faq_enabled, ctx.templates_enabled, decided, planned, task)
+
+
+async def taken_plan(d: Decision) -> TemplatePlan | None:
+    """The template path's plan the early decision made, when route_question took that decision (`d`) and it
+    planned one; None: route_question plans itself.
+    """
+    early = EARLY.get()
+    if early is None or not early.decided.done() or early.decided.result() is not d or (
+            early.planned.get_loop() is not asyncio.get_running_loop()):
+        return None
+    return await asyncio.shield(early.planned)
 
 
 async def taken(question: str, user: str, ctx: Context) -> Decision | None:

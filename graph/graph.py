@@ -109,12 +109,13 @@ class Desk:
             self.deps.prefetch_embedding(text)
 
     def answer_early(self, question: str, user: str, ctx: Context,
-                     send: Callable[[str], None]) -> EarlyDecision | None:
+                     send: Callable[[list[str]], None]) -> EarlyDecision | None:
         """Beside the graph (app/turn.py:run_turn starts it with the turn): route_question's decision, started as the
-        question's embedding is, and `send` gets the FAQ entry's text when it picks one, instead of after
-        LangGraph's start (graph/early.py; `Context.early_answer`). None when it is off.
+        question's embedding is, and `send` gets the answer's pieces when the decision alone gives them (an FAQ
+        entry's text, a template answer whose every result the cache holds), instead of after LangGraph's start
+        (graph/early.py; `Context.early_answer`). None when it is off.
         """
-        if not (ctx.early_answer and ctx.faq_enabled):
+        if not ctx.early_answer:
             return None
         return early.start(self.deps, question, user, ctx, send)
 

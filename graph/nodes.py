@@ -12,18 +12,19 @@ from graph import drafts, early, extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.early import faq_entry, wants_search_embedding
-from graph.executor import TurnPrefetches, found_in_cache, run_plan
+from graph.executor import TurnPrefetches, run_plan
 from graph.intake import new_turn
 from graph.kit import context_of, current_context, emit, emit_chunked, hand_over, thread_of, timed, today_of
 from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn
-from graph.parts import label_of, llm_parts, template_parts
+from graph.parts import label_of, llm_parts
 from graph.paths import ROUTE_OF, AnsweredBy, Route
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import closest_faq, not_in_handbook, out_of_scope, refusal, unknown_employee
-from graph.slots import fill_slots, refers_back, settle_leave_type
+from graph.slots import refers_back
 from graph.state import Part, State
+from graph.template_plan import TemplatePlan, plan_template, slots_of
 from graph.tracing import annotate
 from tools.registry import INTENTS, carried_slots
 
@@ -73,9 +74,10 @@ class Nodes:
         if (entry := faq_entry(d, self.deps.faq)) is not None:  # the text the early decision may have sent already
             update["faq"] = {"id": entry.id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
             return self._route(update, ROUTE_OF[d.path], entry.answer)
-        settles_leave = "leave_policy" in d.intents or d.path == "llm"  # which leave: by meaning when no keyword says
         if ctx.early_embedding and wants_search_embedding(d, question):  # the early decision may have started it
             self.deps.prefetch_search_embedding(question)  # a later step embeds it with the shared encoder
+        if (planned := await early.taken_plan(d)) is not None:  # planned beside the graph, perhaps sent
+            return {**update, **self._template(planned)}
         profile = await self._profile(state)
         if profile is None:
             return self._route(update, "invalid", unknown_employee(user))
@@ -85,20 +87,10 @@ class Nodes:
         previous = state.get("last_slots") or {}
         if d.label != "follow_up":  # a new request reuses only what it points back to ("that month", "there")
             previous = {k: v for k, v in previous.items() if k in refers_back(question)}
-        slots = fill_slots(question, today_of(ctx), profile, previous)
-        if settles_leave:
-            await settle_leave_type(question, slots, self.deps.embed_many)
+        slots = await slots_of(self.deps, d, question, profile, previous, ctx)
         update["slots"] = slots
         if d.path == "template":
-            parts = template_parts(d, self.deps.faq, slots, profile, today_of(ctx))
-            plan = templates.plan_parts(parts, user)
-            if plan is not None:
-                update = {**update, **label_of(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
-                if ctx.progressive_enabled and (found := await found_in_cache(self.deps, plan, user, ctx)):
-                    update["results"] = found  # the tool stage runs what is left of the plan: nothing
-                    update["streamed_parts"] = templates.stream_parts(parts, found, [])
-                return update
-            return {**update, **label_of("llm", parts), "parts": parts}  # a slot is missing: the LLM plans
+            return {**update, **self._template(await plan_template(self.deps, d, user, profile, slots, ctx))}
         if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
             parts = [Part(intent="policy_lookup", slots=slots)]  # chat: sure it is no Brightmart matter, so no
             plan = (templates.plan_parts(parts, user) or []) if d.path == "handbook" else []  # search to misquote
@@ -107,6 +99,21 @@ class Nodes:
             return {**update, "route": route, "intent": "free_writing", "parts": []}
         parts = llm_parts(d, self.deps.faq, slots, profile, today_of(ctx))
         return {**update, **label_of("llm", parts), "parts": parts}
+
+    @staticmethod
+    def _template(planned: TemplatePlan) -> dict[str, Any]:
+        """The template path's update: its plan, and the answer streamed when the cache holds every result; the
+        LLM plans when a part lacks a slot.
+        """
+        parts = planned.parts
+        update: dict[str, Any] = {"profile": planned.profile, "slots": planned.slots, "parts": parts}
+        if planned.plan is None:
+            return {**update, **label_of("llm", parts)}
+        update = {**update, **label_of("template", parts), "plan": planned.plan}
+        if planned.found:
+            update["results"] = planned.found  # the tool stage runs what is left of the plan: nothing
+            update["streamed_parts"] = templates.stream_parts(parts, planned.found, [])
+        return update
 
     @timed
     async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -143,11 +143,45 @@ async def test_someone_elses_conversation_gets_no_early_answer():
     assert row["route"] == "denied" and row["answer"] == turn.NOT_YOUR_CONVERSATION and got == []
 
 
-async def test_a_template_answer_is_not_sent_early():
-    got: list[str] = []
-    row = await turn.run_turn(build_desk(make_deps(), InMemorySaver()), "What was my salary last month?", "E1001",
-                              None, Context(today="2026-11-29"), on_delta=got.append)
+async def test_a_template_answer_the_cache_lacks_waits_for_its_tools():
+    store, got = _SlowStore(), []
+    desk = build_desk(make_deps(), store)
+    task = asyncio.create_task(turn.run_turn(desk, "What was my salary last month?", "E1001", None,
+                                             Context(today="2026-11-29"), on_delta=got.append))
+    for _ in range(100):
+        await asyncio.sleep(0)
+    assert got == [] and store.reads == 1  # planned early, but nothing to say before the tools
+    store.release.set()
+    row = await task
     assert row["route"] == "template" and "".join(got).strip() == row["answer"].strip()
+
+
+async def test_a_template_answer_the_cache_holds_reaches_the_caller_before_langgraph_has_read_the_conversation():
+    store, deps = _SlowStore(), make_deps()
+    store.release.set()
+    desk = build_desk(deps, store)
+    question = "What is my salary this month and the weather in Paris?"
+    first = await turn.run_turn(desk, question, "E1001", None, Context(today="2026-11-29"))  # fills the cache
+    store.release.clear()
+    profiles: list[str] = []
+    profile = deps.profile
+
+    async def counted(user):
+        profiles.append(user)
+        return await profile(user)
+
+    deps.profile = counted  # type: ignore[method-assign]
+    got: list[str] = []
+    arrived = asyncio.Event()
+    task = asyncio.create_task(turn.run_turn(desk, question, "E1001", None, Context(today="2026-11-29"),
+                                             on_delta=lambda text: (got.append(text), arrived.set())))
+    await asyncio.wait_for(arrived.wait(), 5)
+    assert store.reads == 2 and "".join(got).strip() == first["answer"].strip()  # the read is still held up
+    store.release.set()
+    row = await task
+    assert row["route"] == "template" and [t["cache"] for t in row["tools"]] == ["hit", "hit"]
+    assert "".join(got).strip() == row["answer"].strip() == first["answer"].strip()  # once, as the graph wrote it
+    assert profiles == ["E1001"]  # planned once: route_question took the early plan
 
 
 def _counted(deps) -> list[str]:

@@ -1,4 +1,6 @@
-"""The early FAQ answer decides as route_question does: the same entry's text, and nothing for anything else."""
+"""The early answer decides and plans as route_question does: an FAQ entry's text, a template answer the cache holds
+(the same pieces the graph streams), and nothing for anything else.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +9,11 @@ import contextlib
 from dataclasses import replace
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
-from graph.early import EARLY, start, taken
+from graph.early import EARLY, start, taken, taken_plan
+from graph.graph import build_desk
 from tests.unit.conftest import FAQ, make_deps
 
 CTX = Context(today="2026-11-29")
@@ -17,13 +21,13 @@ CTX = Context(today="2026-11-29")
 
 async def faq_text(deps, question: str, user: str, ctx: Context) -> str | None:
     """What the early decision sends for a question (None: nothing)."""
-    sent: list[str] = []
+    sent: list[list[str]] = []
     early = start(deps, question, user, ctx, sent.append)
     if early is None:
         return None
     await early.task
     assert len(sent) <= 1
-    return sent[0] if sent else None
+    return "".join(sent[0]) if sent else None
 
 
 @pytest.mark.parametrize("question", ["When is payday?", "  what day do we get   paid? "])
@@ -32,7 +36,7 @@ async def test_an_faq_question_gets_its_entrys_text(question):
 
 
 @pytest.mark.parametrize(("question", "user", "ctx"), [
-    ("What was my salary last month?", "E1001", CTX),  # a template path
+    ("What was my salary last month?", "E1001", CTX),  # a template path the cache does not hold
     ("What is E1002's salary?", "E1001", CTX),  # someone else's data: refused by the graph
     ("When is payday?", "not-an-employee", CTX),  # bad input: the graph says so
     ("When is payday?" + " now" * 2000, "E1001", CTX),  # too long: the graph says so
@@ -64,9 +68,62 @@ async def test_an_early_decision_cancelled_before_it_began_leaves_route_question
     with contextlib.suppress(asyncio.CancelledError):
         await early.task
     await asyncio.sleep(0)  # its done-callback
-    assert early.decided.done() and early.decided.result() is None
+    assert early.decided.done() and early.decided.result() is None and early.planned.result() is None
     token = EARLY.set(early)
     try:
         assert await taken(early.question, early.user, CTX) is None  # route_question decides itself
+    finally:
+        EARLY.reset(token)
+
+
+async def _answered(deps, question: str, user: str = "E1001") -> dict:
+    """One turn through the graph (it fills the cache with the template's results)."""
+    from app.turn import run_turn
+
+    return await run_turn(build_desk(deps, InMemorySaver()), question, user, None, CTX)
+
+
+async def test_a_template_answer_the_cache_holds_goes_early_as_the_graph_streams_it():
+    deps = make_deps()
+    question = "What is my salary this month and the weather in Paris?"
+    first = await _answered(deps, question)
+    sent: list[list[str]] = []
+    early = start(deps, question, "E1001", CTX, sent.append)
+    await early.task
+    planned = early.planned.result()
+    assert planned is not None and [r["cache"] for r in planned.found] == ["hit", "hit"]
+    assert len(sent) == 1 and len(sent[0]) == 2  # a part each, as the graph streams them
+    assert "".join(sent[0]).strip() == first["answer"].strip()
+
+
+@pytest.mark.parametrize(("question", "known"), [
+    ("And what was my salary that month?", True),  # points back to the conversation's month
+    ("What was my salary last month?", False),  # a caller the backend does not know: the graph says so
+])
+async def test_a_template_path_that_needs_the_conversation_or_a_profile_is_not_planned_early(question, known):
+    deps = make_deps()
+    await _answered(deps, "What was my salary last month?")
+    if not known:
+        async def nobody(user):
+            return None
+
+        deps.profile = nobody  # type: ignore[method-assign]
+    sent: list[list[str]] = []
+    early = start(deps, question, "E1001", CTX, sent.append)
+    await early.task
+    assert early.decided.result() is not None and early.decided.result().path == "template"
+    assert early.planned.result() is None and sent == []
+
+
+async def test_route_question_takes_only_the_plan_of_the_decision_it_took():
+    deps = make_deps()
+    early = start(deps, "What was my salary last month?", "E1001", CTX, lambda _pieces: None)
+    await early.task
+    token = EARLY.set(early)
+    try:
+        d = await taken(early.question, early.user, CTX)
+        assert d is not None and await taken_plan(d) is early.planned.result() is not None
+        other = await deps.router.decide(early.question, early.user, None, True, True)  # decided again: not its plan
+        assert await taken_plan(other) is None
     finally:
         EARLY.reset(token)
