@@ -171,6 +171,8 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
         return {}, None, True
     final: dict[str, Any] = {}
     deliver.clear()  # the early answer may go now, before LangGraph's start
+    if early is not None and ctx.early_first:  # LangGraph's start would hold the loop while the early answer's
+        await asyncio.wait([early.task])  # Redis replies wait for it; route_question would wait for them anyway
     # The nodes hand the text over directly (graph/kit.py:emit), route_question takes the early decision
     # (graph/early.py), and the run starts from the owner check's read.
     with _bound(ANSWER_SINK, deliver), _bound(EARLY, early), (held(thread, found) if known else nullcontext()):

@@ -111,6 +111,20 @@ async def test_an_faq_answer_reaches_the_caller_before_langgraph_has_read_the_co
     assert "".join(got) == FAQ["payday"].answer  # once: route_question's same text is not sent again
 
 
+async def test_langgraph_starts_once_the_early_answer_has_gone():
+    """Its start would hold the event loop while the early answer's replies wait (`Context.early_first`)."""
+    store, reads_at_text = _SlowStore(), []
+    store.release.set()
+    desk = build_desk(make_deps(), store)
+    for early_first in (True, False):
+        row = await turn.run_turn(desk, "When is payday?", "E1001", None,
+                                  Context(today="2026-11-29", early_first=early_first),
+                                  on_delta=lambda _text: reads_at_text.append(store.reads))
+        assert row["route"] == "faq" and row["answer"] == FAQ["payday"].answer
+    assert reads_at_text[0] == 0  # early first: nothing of the run had started when the text went
+    assert reads_at_text[1] == 2  # otherwise LangGraph's read of the new thread came first
+
+
 async def test_without_the_early_answer_the_text_waits_for_the_graph_and_is_the_same():
     store, got = _SlowStore(), []
     desk = build_desk(make_deps(), store)
