@@ -89,6 +89,12 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
     decided: asyncio.Future[Decision | None] = loop.create_future()
     planned: asyncio.Future[TemplatePlan | None] = loop.create_future()
 
+    # The caller's profile, read while the question is embedded (a template plan needs it; Redis has it for a day).
+    # Not cancelled when unused: a Redis command cancelled in flight costs its connection.
+    profile = asyncio.ensure_future(deps.profile(user)) if ctx.templates_enabled else None
+    if profile is not None:  # a failed read is route_question's to meet again, not an unretrieved error
+        profile.add_done_callback(lambda f: f.cancelled() or f.exception())
+
     async def decide() -> None:
         try:
             d = await deps.router.decide(question, user, None, ctx.faq_enabled, ctx.templates_enabled)
@@ -111,11 +117,11 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
         """The template path's plan, from the caller's profile as Redis holds it (route_question takes it, profile
         and all); the answer's pieces go when the cache holds every result.
         """
-        profile = await deps.profile(user)
-        if not profile:  # unknown to the backend: route_question says so
+        known = await profile if profile is not None else None
+        if not known:  # unknown to the backend: route_question says so
             return
-        slots = await slots_of(deps, d, question, profile, {}, ctx)
-        tp = await plan_template(deps, d, user, profile, slots, ctx)
+        slots = await slots_of(deps, d, question, known, {}, ctx)
+        tp = await plan_template(deps, d, user, known, slots, ctx)
         if not planned.done():
             planned.set_result(tp)
         if tp.found:

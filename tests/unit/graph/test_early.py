@@ -127,3 +127,26 @@ async def test_route_question_takes_only_the_plan_of_the_decision_it_took():
         assert await taken_plan(other) is None
     finally:
         EARLY.reset(token)
+
+
+async def test_the_callers_profile_is_read_while_the_question_is_decided():
+    deps, asked, release = make_deps(), [], asyncio.Event()
+    decide, profile = deps.router.decide, deps.profile
+
+    async def slow_decide(*args, **kwargs):
+        await release.wait()  # the question's embedding, still on its way
+        return await decide(*args, **kwargs)
+
+    async def counted(user):
+        asked.append(user)
+        return await profile(user)
+
+    deps.router.decide, deps.profile = slow_decide, counted  # type: ignore[method-assign]
+    early = start(deps, "What was my salary last month?", "E1001", CTX, lambda _pieces: None)
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert asked == ["E1001"] and not early.decided.done()
+    release.set()
+    await early.task
+    assert early.planned.result() is not None and early.planned.result().profile["id"] == "E1001"
+    assert asked == ["E1001"]  # read once
