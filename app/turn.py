@@ -30,6 +30,9 @@ from graph.paths import Decision
 
 log = logging.getLogger(__name__)
 STATE_TYPES = [(Decision.__module__, Decision.__name__)]  # the state's own types a checkpoint holds
+# How long LangGraph's start waits for the early decision (`Context.early_first`): route_question waits for it
+# anyway; past this (a stalled backend behind the profile read) the run starts beside it, as without the switch.
+EARLY_FIRST_WAIT_S = 0.25
 NOT_YOUR_CONVERSATION = ("This conversation belongs to someone else, so it cannot be continued or read here. "
                          "Start a new conversation to ask your question.")
 
@@ -120,7 +123,8 @@ class _Delivery:
             if text == self._early[0]:
                 self._early.pop(0)
                 return
-            log.error("the early answer differs from the graph's: %r, then %r", self._early[0], text)
+            log.error("the early answer differs from the graph's: a piece of %d characters, then one of %d",
+                      len(self._early[0]), len(text))  # lengths only: a template answer holds personal figures
             self._early = []
         self._send(text)
 
@@ -172,7 +176,7 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
     final: dict[str, Any] = {}
     deliver.clear()  # the early answer may go now, before LangGraph's start
     if early is not None and ctx.early_first:  # LangGraph's start would hold the loop while the early answer's
-        await asyncio.wait([early.task])  # Redis replies wait for it; route_question would wait for them anyway
+        await asyncio.wait([early.task], timeout=EARLY_FIRST_WAIT_S)  # Redis replies wait for it
     # The nodes hand the text over directly (graph/kit.py:emit), route_question takes the early decision
     # (graph/early.py), and the run starts from the owner check's read.
     with _bound(ANSWER_SINK, deliver), _bound(EARLY, early), (held(thread, found) if known else nullcontext()):

@@ -117,7 +117,7 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
         """The template path's plan, from the caller's profile as Redis holds it (route_question takes it, profile
         and all); the answer's pieces go when the cache holds every result.
         """
-        known = await profile if profile is not None else None
+        known = await asyncio.shield(profile) if profile is not None else None  # see above: never cancelled
         if not known:  # unknown to the backend: route_question says so
             return
         slots = await slots_of(deps, d, question, known, {}, ctx)

@@ -157,6 +157,25 @@ async def test_someone_elses_conversation_gets_no_early_answer():
     assert row["route"] == "denied" and row["answer"] == turn.NOT_YOUR_CONVERSATION and got == []
 
 
+async def test_someone_elses_conversation_gets_no_early_template_answer():
+    store = _SlowStore()
+    store.release.set()
+    desk = build_desk(make_deps(), store)
+    question = "What is my salary this month and the weather in Paris?"
+    await turn.run_turn(desk, question, "E2002", None, Context(today="2026-11-29"))  # the cache holds E2002's answer
+    first = await turn.run_turn(desk, "When is payday?", "E1001", None, Context(today="2026-11-29"))
+    store.release.clear()  # the owner check's read is held up while the early plan is made
+    got: list[str] = []
+    task = asyncio.create_task(turn.run_turn(desk, question, "E2002", first["thread"], Context(today="2026-11-29"),
+                                             on_delta=got.append))
+    for _ in range(200):  # the early plan is made and its text held
+        await asyncio.sleep(0)
+    assert got == [] and not task.done()
+    store.release.set()
+    row = await task
+    assert row["route"] == "denied" and row["answer"] == turn.NOT_YOUR_CONVERSATION and got == []
+
+
 async def test_a_template_answer_the_cache_lacks_waits_for_its_tools():
     store, got = _SlowStore(), []
     desk = build_desk(make_deps(), store)

@@ -150,3 +150,26 @@ async def test_the_callers_profile_is_read_while_the_question_is_decided():
     await early.task
     assert early.planned.result() is not None and early.planned.result().profile["id"] == "E1001"
     assert asked == ["E1001"]  # read once
+
+
+async def test_a_cancelled_early_decision_leaves_the_profile_read_to_finish():
+    """A Redis command cancelled in flight costs its connection: the read is left to end on its own."""
+    deps, release, done = make_deps(), asyncio.Event(), []
+    profile = deps.profile
+
+    async def slow_profile(user):
+        await release.wait()
+        done.append(user)
+        return await profile(user)
+
+    deps.profile = slow_profile  # type: ignore[method-assign]
+    early = start(deps, "What was my salary last month?", "E1001", CTX, lambda _pieces: None)
+    for _ in range(10):
+        await asyncio.sleep(0)
+    early.task.cancel()  # the turn ended (refused, failed, or the caller left) while the plan waited for it
+    with contextlib.suppress(asyncio.CancelledError):
+        await early.task
+    release.set()
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert done == ["E1001"] and early.planned.result() is None
