@@ -109,9 +109,7 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
             elif d.path == "template" and not refers_back(question):  # the conversation's slots are not needed
                 await plan(d)
         finally:
-            for future in (decided, planned):
-                if not future.done():  # it failed: route_question decides itself, and meets the error there
-                    future.set_result(None)
+            settle()  # it failed: route_question decides itself, and meets the error there
 
     async def plan(d: Decision) -> None:
         """The template path's plan, from the caller's profile as Redis holds it (route_question takes it, profile
@@ -133,10 +131,14 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
                 ANSWER_SINK.reset(token)
             send(written)
 
-    def ended(task: asyncio.Task[None]) -> None:
+    def settle() -> None:
+        """Whatever was not decided or planned is route_question's to do."""
         for future in (decided, planned):
-            if not future.done():  # cancelled before it began: route_question decides itself
+            if not future.done():
                 future.set_result(None)
+
+    def ended(task: asyncio.Task[None]) -> None:
+        settle()  # cancelled before it began: route_question decides itself
         if not task.cancelled():
             task.exception()  # its error is the graph's to meet
 

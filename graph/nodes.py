@@ -24,7 +24,7 @@ from graph.pruning import prompt_history
 from graph.replies import closest_faq, not_in_handbook, out_of_scope, refusal, unknown_employee
 from graph.slots import refers_back
 from graph.state import Part, State
-from graph.template_plan import TemplatePlan, plan_template, slots_of
+from graph.template_plan import plan_template, slots_of, update_of
 from graph.tracing import annotate
 from tools.registry import INTENTS, carried_slots
 
@@ -77,7 +77,7 @@ class Nodes:
         if ctx.early_embedding and wants_search_embedding(d, question):  # the early decision may have started it
             self.deps.prefetch_search_embedding(question)  # a later step embeds it with the shared encoder
         if (planned := await early.taken_plan(d)) is not None:  # planned beside the graph, perhaps sent
-            return {**update, **self._template(planned)}
+            return {**update, **update_of(planned)}
         profile = await self._profile(state)
         if profile is None:
             return self._route(update, "invalid", unknown_employee(user))
@@ -90,7 +90,7 @@ class Nodes:
         slots = await slots_of(self.deps, d, question, profile, previous, ctx)
         update["slots"] = slots
         if d.path == "template":
-            return {**update, **self._template(await plan_template(self.deps, d, user, profile, slots, ctx))}
+            return {**update, **update_of(await plan_template(self.deps, d, user, profile, slots, ctx))}
         if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
             parts = [Part(intent="policy_lookup", slots=slots)]  # chat: sure it is no Brightmart matter, so no
             plan = (templates.plan_parts(parts, user) or []) if d.path == "handbook" else []  # search to misquote
@@ -99,21 +99,6 @@ class Nodes:
             return {**update, "route": route, "intent": "free_writing", "parts": []}
         parts = llm_parts(d, self.deps.faq, slots, profile, today_of(ctx))
         return {**update, **label_of("llm", parts), "parts": parts}
-
-    @staticmethod
-    def _template(planned: TemplatePlan) -> dict[str, Any]:
-        """The template path's update: its plan, and the answer streamed when the cache holds every result; the
-        LLM plans when a part lacks a slot.
-        """
-        parts = planned.parts
-        update: dict[str, Any] = {"profile": planned.profile, "slots": planned.slots, "parts": parts}
-        if planned.plan is None:
-            return {**update, **label_of("llm", parts)}
-        update = {**update, **label_of("template", parts), "plan": planned.plan}
-        if planned.found:
-            update["results"] = planned.found  # the tool stage runs what is left of the plan: nothing
-            update["streamed_parts"] = templates.stream_parts(parts, planned.found, [])
-        return update
 
     @timed
     async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:

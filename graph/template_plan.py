@@ -1,4 +1,5 @@
-"""A request's slots, and a templated request's plan with the results the cache already holds.
+"""A request's slots, a templated request's plan with the results the cache already holds, and the routing step's
+update made from that plan.
 
 route_question runs it after the router's decision, and so does the early decision beside the graph
 (graph/early.py) for a template path, so that a cache hit's answer can reach the caller before LangGraph's start:
@@ -15,7 +16,7 @@ from graph.context import Context
 from graph.deps import Deps
 from graph.executor import found_in_cache
 from graph.kit import today_of
-from graph.parts import template_parts
+from graph.parts import label_of, template_parts
 from graph.paths import Decision
 from graph.slots import fill_slots, settle_leave_type
 from graph.state import Part, ToolCall, ToolResult
@@ -50,3 +51,18 @@ async def plan_template(deps: Deps, d: Decision, user: str, profile: dict[str, A
     plan = templates.plan_parts(parts, user)
     found = await found_in_cache(deps, plan, user, ctx) if plan is not None and ctx.progressive_enabled else None
     return TemplatePlan(profile, slots, parts, plan, found)
+
+
+def update_of(planned: TemplatePlan) -> dict[str, Any]:
+    """route_question's update for a template path: its plan, and the answer streamed when the cache holds every
+    result; the LLM plans when a part lacks a slot.
+    """
+    parts = planned.parts
+    update: dict[str, Any] = {"profile": planned.profile, "slots": planned.slots, "parts": parts}
+    if planned.plan is None:
+        return {**update, **label_of("llm", parts)}
+    update = {**update, **label_of("template", parts), "plan": planned.plan}
+    if planned.found:
+        update["results"] = planned.found  # the tool stage runs what is left of the plan: nothing
+        update["streamed_parts"] = templates.stream_parts(parts, planned.found, [])
+    return update
