@@ -93,6 +93,14 @@ async def _latest(graph: Any, thread: str) -> tuple[str | None, CheckpointTuple 
     return (found.checkpoint["channel_values"].get("user") if found else None), found, True
 
 
+def pinned_profile(found: CheckpointTuple | None, user: str) -> dict[str, Any] | None:
+    """The caller's profile the conversation pinned at its start (route_question reads it from the same
+    checkpoint); None for a new conversation, or one that pinned none for this caller.
+    """
+    kept = found.checkpoint["channel_values"].get("profile") if found else None
+    return kept if isinstance(kept, dict) and kept.get("id") == user else None
+
+
 @asynccontextmanager
 async def open_graph(settings: Settings | None = None) -> AsyncIterator[Desk]:
     """The help desk for one command (the CLI, the probes, the tests): the process's resources
@@ -137,6 +145,11 @@ class _Delivery:
             if self._cleared:
                 self._send_early()
 
+    def withdraw(self) -> None:
+        """The early answer held for the owner check must not go (its plan was void): the graph's text goes."""
+        if not self._cleared:
+            self._early = []
+
     def clear(self) -> None:
         """The owner check passed: the early text, if any, may go."""
         self._cleared = True
@@ -174,6 +187,8 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
                     user_hash(user), thread[:6], user_hash(owner))
         return {}, None, True
     final: dict[str, Any] = {}
+    if early is not None and not early.pinned(pinned_profile(found, user)):  # planned with another profile
+        deliver.withdraw()
     deliver.clear()  # the early answer may go now, before LangGraph's start
     if early is not None and ctx.early_first:  # LangGraph's start would hold the loop while the early answer's
         await asyncio.wait([early.task], timeout=EARLY_FIRST_WAIT_S)  # Redis replies wait for it

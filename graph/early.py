@@ -10,7 +10,9 @@ the caller at once (app/turn.py holds it until the owner check has passed).
 
 A template path that needs nothing of the conversation (a new request that points back to no earlier month or
 place) is planned here too, with the caller's profile as Redis holds it (graph/template_plan.py, the function
-route_question plans with); when the cache holds every result, the answer's pieces go to the caller as well.
+route_question plans with); when the cache holds every result, the answer's pieces go to the caller as well. A
+conversation answers with the profile it pinned at its start: when the owner check's read shows another one
+(`EarlyDecision.pinned`), the plan is void and nothing of it goes.
 
 route_question then takes that same decision, and that plan, as its own (`taken`, `taken_plan`) instead of
 deciding again, so the answer it records is the one the caller already has. The one input the early decision
@@ -25,7 +27,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.messages import HumanMessage
 
@@ -51,6 +54,22 @@ class EarlyDecision:
     decided: asyncio.Future[Decision | None]  # None: it could not decide (route_question decides itself)
     planned: asyncio.Future[TemplatePlan | None]  # a template path's plan; None: route_question plans itself
     task: asyncio.Task[None]
+    # The profile the conversation pinned, once the owner check has read it ("profile": None for a new
+    # conversation), and whether the plan was made with another one ("void").
+    pin: dict[str, Any] = field(default_factory=dict)
+
+    def pinned(self, profile: dict[str, Any] | None) -> bool:
+        """The owner check read the conversation: `profile` is the one it pinned for this caller (None: none,
+        a new conversation). A plan made with another profile (Redis's changed since the conversation began) is
+        void: nothing of it goes to the caller, and route_question plans with the pinned one. False when a plan
+        made already was voided (its pieces, held until the owner check, must not go).
+        """
+        self.pin["profile"] = profile
+        plan = self.planned.result() if self.planned.done() else None
+        if plan is not None and not agrees(self.pin, plan.profile):
+            self.pin["void"] = True
+            return False
+        return True
 
     def serves(self, question: str, user: str, ctx: Context) -> bool:
         """Whether it was made for this question, caller and switches."""
@@ -60,6 +79,11 @@ class EarlyDecision:
 
 # The turn's early decision, for route_question to take (app/turn.py sets it around the graph's run).
 EARLY: ContextVar[EarlyDecision | None] = ContextVar("early_decision", default=None)
+
+
+def agrees(pin: dict[str, Any], profile: dict[str, Any]) -> bool:
+    """Whether a plan made with `profile` holds for the conversation: none pinned (or not read yet), or the same."""
+    return pin.get("profile") is None or pin["profile"] == profile
 
 
 def faq_entry(d: Decision, faq: dict[str, FaqEntry]) -> FaqEntry | None:
@@ -88,6 +112,7 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
     loop = asyncio.get_running_loop()
     decided: asyncio.Future[Decision | None] = loop.create_future()
     planned: asyncio.Future[TemplatePlan | None] = loop.create_future()
+    pin: dict[str, Any] = {}  # the conversation's pinned profile, once the owner check has read it
 
     # The caller's profile, read while the question is embedded (a template plan needs it; Redis has it for a day).
     # Not cancelled when unused: a Redis command cancelled in flight costs its connection.
@@ -120,6 +145,8 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
             return
         slots = await slots_of(deps, d, question, known, {}, ctx)
         tp = await plan_template(deps, d, user, known, slots, ctx)
+        if not agrees(pin, known):  # the conversation pinned another profile: route_question plans with it
+            return
         if not planned.done():
             planned.set_result(tp)
         if tp.found:
@@ -144,7 +171,7 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
 
     task = asyncio.ensure_future(decide())
     task.add_done_callback(ended)
-    return EarlyDecision(question, user, ctx.faq_enabled, ctx.templates_enabled, decided, planned, task)
+    return EarlyDecision(question, user, ctx.faq_enabled, ctx.templates_enabled, decided, planned, task, pin)
 
 
 async def taken_plan(d: Decision) -> TemplatePlan | None:
@@ -152,7 +179,7 @@ async def taken_plan(d: Decision) -> TemplatePlan | None:
     planned one; None: route_question plans itself.
     """
     early = EARLY.get()
-    if early is None or not early.decided.done() or early.decided.result() is not d or (
+    if early is None or not early.decided.done() or early.decided.result() is not d or early.pin.get("void") or (
             early.planned.get_loop() is not asyncio.get_running_loop()):
         return None
     return await asyncio.shield(early.planned)

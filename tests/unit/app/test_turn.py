@@ -8,6 +8,7 @@ import asyncio
 from types import SimpleNamespace
 from typing import Annotated, TypedDict
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -174,6 +175,40 @@ async def test_someone_elses_conversation_gets_no_early_template_answer():
     store.release.set()
     row = await task
     assert row["route"] == "denied" and row["answer"] == turn.NOT_YOUR_CONVERSATION and got == []
+
+
+@pytest.mark.parametrize("held", [True, False])
+async def test_a_template_turn_answers_with_the_profile_its_conversation_pinned(held):
+    """The early plan reads the caller's profile from Redis; when it changed since the conversation began (the
+    employee moved city), nothing planned with it goes: the turn answers with the pinned one, as route_question
+    plans it. `held`: the plan is made while the owner check's read is held up (else after it).
+    """
+    store, deps = _SlowStore(), make_deps()
+    store.release.set()
+    desk = build_desk(deps, store)
+    ctx = Context(today="2026-11-29")
+    first = await turn.run_turn(desk, "What's the weather today?", "E1001", None, ctx)  # Berlin, pinned
+    await turn.run_turn(desk, "What's the weather in Paris today?", "E1001", None, ctx)  # the cache holds Paris too
+    profile = deps.profile
+
+    async def moved(user):
+        return {**(await profile(user)), "city": "Paris"}
+
+    deps.profile = moved  # type: ignore[method-assign]
+    if held:
+        store.release.clear()
+    got: list[str] = []
+    task = asyncio.create_task(turn.run_turn(desk, "What's the weather today?", "E1001", first["thread"], ctx,
+                                             on_delta=got.append))
+    for _ in range(200):  # the early plan is made (with Paris); held: its text waits for the owner check
+        await asyncio.sleep(0)
+    assert got == [] or not held
+    store.release.set()
+    row = await task
+    assert "Berlin" in row["answer"] and "Paris" not in row["answer"]
+    assert "".join(got).strip() == row["answer"].strip() == first["answer"].strip()  # once, the pinned city's
+    fresh = await turn.run_turn(desk, "What's the weather today?", "E1001", None, ctx)  # a new conversation
+    assert "Paris" in fresh["answer"] and [t["cache"] for t in fresh["tools"]] == ["hit"]
 
 
 async def test_a_template_answer_the_cache_lacks_waits_for_its_tools():

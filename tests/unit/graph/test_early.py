@@ -173,3 +173,42 @@ async def test_a_cancelled_early_decision_leaves_the_profile_read_to_finish():
     for _ in range(10):
         await asyncio.sleep(0)
     assert done == ["E1001"] and early.planned.result() is None
+
+
+@pytest.mark.parametrize("pinned_first", [True, False])
+async def test_a_plan_made_with_another_profile_than_the_conversations_is_not_taken(pinned_first):
+    deps = make_deps()
+    question = "What is my salary this month and the weather in Paris?"
+    await _answered(deps, question)  # the cache holds both results
+    sent: list[list[str]] = []
+    early = start(deps, question, "E1001", CTX, sent.append)
+    other = {**(await deps.profile("E1001")), "city": "Paris"}  # the conversation began before a move
+    if pinned_first:  # the owner check read the conversation before the plan was made: it is not made
+        assert early.pinned(other)
+        await early.task
+        assert early.planned.result() is None and sent == []
+    else:  # made and held for the owner check, then void
+        await early.task
+        assert early.planned.result() is not None and len(sent) == 1
+        assert not early.pinned(other)
+    token = EARLY.set(early)
+    try:
+        d = await taken(early.question, early.user, CTX)
+        assert d is not None and await taken_plan(d) is None  # route_question plans with the pinned profile
+    finally:
+        EARLY.reset(token)
+
+
+async def test_a_plan_made_with_the_conversations_own_profile_stands():
+    deps = make_deps()
+    question = "What is my salary this month and the weather in Paris?"
+    await _answered(deps, question)
+    early = start(deps, question, "E1001", CTX, lambda _pieces: None)
+    await early.task
+    assert early.pinned(await deps.profile("E1001")) and early.pinned(None)
+    token = EARLY.set(early)
+    try:
+        d = await taken(early.question, early.user, CTX)
+        assert d is not None and await taken_plan(d) is early.planned.result() is not None
+    finally:
+        EARLY.reset(token)
