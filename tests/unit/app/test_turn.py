@@ -211,6 +211,29 @@ async def test_a_template_turn_answers_with_the_profile_its_conversation_pinned(
     assert "Paris" in fresh["answer"] and [t["cache"] for t in fresh["tools"]] == ["hit"]
 
 
+async def test_a_continuing_conversation_keeps_its_early_template_answer(monkeypatch):
+    """The profile pinned in the checkpoint (serialized and read back) is the one Redis holds: the plan stands."""
+    from graph import early
+
+    store, deps = _SlowStore(), make_deps()
+    store.release.set()
+    desk = build_desk(deps, store)
+    ctx = Context(today="2026-11-29")
+    question = "What is my salary this month and the weather in Paris?"
+    first = await turn.run_turn(desk, question, "E1001", None, ctx)  # pins the profile, fills the cache
+    made = []
+    start = early.start
+
+    def kept(*args, **kwargs):
+        made.append(start(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(early, "start", kept)
+    row = await turn.run_turn(desk, question, "E1001", first["thread"], ctx)
+    assert made[0].planned.result() is not None and not made[0].pin.get("void")  # taken as planned early
+    assert row["answer"] == first["answer"] and [t["cache"] for t in row["tools"]] == ["hit", "hit"]
+
+
 async def test_a_template_answer_the_cache_lacks_waits_for_its_tools():
     store, got = _SlowStore(), []
     desk = build_desk(make_deps(), store)
