@@ -27,6 +27,7 @@ from graph.early import EARLY, EarlyDecision
 from graph.graph import Desk
 from graph.kit import ANSWER_SINK
 from graph.paths import Decision
+from graph.state import pinned_profile
 
 log = logging.getLogger(__name__)
 STATE_TYPES = [(Decision.__module__, Decision.__name__)]  # the state's own types a checkpoint holds
@@ -91,14 +92,6 @@ async def _latest(graph: Any, thread: str) -> tuple[str | None, CheckpointTuple 
         return ((snapshot.values or {}).get("user") if snapshot else None), None, False
     found = await saver.with_allowlist(STATE_TYPES).aget_tuple(config)  # as the graph reads it: typed, no warning
     return (found.checkpoint["channel_values"].get("user") if found else None), found, True
-
-
-def pinned_profile(found: CheckpointTuple | None, user: str) -> dict[str, Any] | None:
-    """The caller's profile the conversation pinned at its start (route_question reads it from the same
-    checkpoint); None for a new conversation, or one that pinned none for this caller.
-    """
-    kept = found.checkpoint["channel_values"].get("profile") if found else None
-    return kept if isinstance(kept, dict) and kept.get("id") == user else None
 
 
 @asynccontextmanager
@@ -187,7 +180,8 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
                     user_hash(user), thread[:6], user_hash(owner))
         return {}, None, True
     final: dict[str, Any] = {}
-    if early is not None and not early.pinned(pinned_profile(found, user)):  # planned with another profile
+    pinned = pinned_profile(found.checkpoint["channel_values"], user) if found else None  # route_question's read
+    if early is not None and not early.pinned(pinned):  # planned with another profile
         deliver.withdraw()
     deliver.clear()  # the early answer may go now, before LangGraph's start
     if early is not None and ctx.early_first:  # LangGraph's start would hold the loop while the early answer's

@@ -54,8 +54,7 @@ class EarlyDecision:
     decided: asyncio.Future[Decision | None]  # None: it could not decide (route_question decides itself)
     planned: asyncio.Future[TemplatePlan | None]  # a template path's plan; None: route_question plans itself
     task: asyncio.Task[None]
-    # The profile the conversation pinned, once the owner check has read it ("profile": None for a new
-    # conversation), and whether the plan was made with another one ("void").
+    # The profile the conversation pinned, once the owner check has read it ("profile": None for a new conversation).
     pin: dict[str, Any] = field(default_factory=dict)
 
     def pinned(self, profile: dict[str, Any] | None) -> bool:
@@ -66,10 +65,7 @@ class EarlyDecision:
         """
         self.pin["profile"] = profile
         plan = self.planned.result() if self.planned.done() else None
-        if plan is not None and not agrees(self.pin, plan.profile):
-            self.pin["void"] = True
-            return False
-        return True
+        return plan is None or agrees(self.pin, plan.profile)
 
     def serves(self, question: str, user: str, ctx: Context) -> bool:
         """Whether it was made for this question, caller and switches."""
@@ -179,10 +175,11 @@ async def taken_plan(d: Decision) -> TemplatePlan | None:
     planned one; None: route_question plans itself.
     """
     early = EARLY.get()
-    if early is None or not early.decided.done() or early.decided.result() is not d or early.pin.get("void") or (
+    if early is None or not early.decided.done() or early.decided.result() is not d or (
             early.planned.get_loop() is not asyncio.get_running_loop()):
         return None
-    return await asyncio.shield(early.planned)
+    planned = await asyncio.shield(early.planned)
+    return planned if planned is not None and agrees(early.pin, planned.profile) else None  # else void
 
 
 async def taken(question: str, user: str, ctx: Context) -> Decision | None:

@@ -23,7 +23,7 @@ from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import closest_faq, not_in_handbook, out_of_scope, refusal, unknown_employee
 from graph.slots import refers_back
-from graph.state import Part, State
+from graph.state import Part, State, pinned_profile
 from graph.template_plan import plan_template, slots_of, update_of
 from graph.tracing import annotate
 from tools.registry import INTENTS, carried_slots
@@ -121,8 +121,7 @@ class Nodes:
 
     async def _profile(self, state: State) -> dict[str, Any] | None:
         """Pinned facts about the caller (cached in Redis); None when the backend does not know them."""
-        kept = state.get("profile") or {}
-        if kept.get("id") == state["user"]:
+        if (kept := pinned_profile(state, state["user"])) is not None:
             return kept
         try:
             return await self.deps.profile(state["user"])

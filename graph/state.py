@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AnyMessage
@@ -23,6 +24,12 @@ def merge_timings(old: dict[str, float] | None, new: dict[str, float] | None) ->
         if k != RESET:
             base[k] = round(base.get(k, 0.0) + v, 3)
     return base
+
+
+def pinned_profile(values: Mapping[str, Any], user: str) -> dict[str, Any] | None:
+    """The caller's profile a conversation's state pinned at its start (None: none pinned for this caller)."""
+    kept = values.get("profile")
+    return kept if isinstance(kept, dict) and kept.get("id") == user else None
 
 
 def turn_reset(turn_id: str, question: str) -> dict[str, Any]:

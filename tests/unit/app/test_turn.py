@@ -230,7 +230,8 @@ async def test_a_continuing_conversation_keeps_its_early_template_answer(monkeyp
 
     monkeypatch.setattr(early, "start", kept)
     row = await turn.run_turn(desk, question, "E1001", first["thread"], ctx)
-    assert made[0].planned.result() is not None and not made[0].pin.get("void")  # taken as planned early
+    plan = made[0].planned.result()
+    assert plan is not None and early.agrees(made[0].pin, plan.profile)  # taken as planned early
     assert row["answer"] == first["answer"] and [t["cache"] for t in row["tools"]] == ["hit", "hit"]
 
 
