@@ -11,6 +11,7 @@ capitalized word of letters), so nothing a user types reaches a tool unchecked.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Awaitable, Callable
 from datetime import date
@@ -48,15 +49,23 @@ def spell_entities(text: str) -> str:
     """
     def fix(m: re.Match[str]) -> str:
         word = m.group(0)
-        low = word.lower()
-        if low in _SPELLED:
+        right = _spelled_right(word.lower())
+        if right is None:
             return word
-        close = difflib.get_close_matches(low, _SPELLED, n=1, cutoff=0.85)
-        if not close or close[0][0] != low[0]:
-            return word
-        return close[0].title() if word[0].isupper() else close[0]
+        return right.title() if word[0].isupper() else right
 
     return _WORD.sub(fix, text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _spelled_right(low: str) -> str | None:
+    """The entity word a lower-case word misspells (None: none, or it is one). Remembered per word: difflib's
+    comparison with every entity word was half of a question's slot filling, and words recur across questions.
+    """
+    if low in _SPELLED:
+        return None
+    close = difflib.get_close_matches(low, _SPELLED, n=1, cutoff=0.85)
+    return close[0] if close and close[0][0] == low[0] else None
 
 
 def city_slot(text: str) -> str | None:
