@@ -213,8 +213,7 @@ def start_vllm(settings: Settings, name: str = "vllm") -> Status:
            "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
     if settings.vllm_worker_in_engine:
         env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-    if settings.vllm_omp_spincount is not None:
-        env["GOMP_SPINCOUNT"] = str(settings.vllm_omp_spincount)
+    env["GOMP_SPINCOUNT"] = str(settings.vllm_omp_spincount)
     proc = _spawn(settings, name, vllm_command(settings), env)
     return _wait(name, proc, lambda: check_vllm(settings), settings.vllm_start_timeout_s, _log(settings, name))
 
