@@ -59,32 +59,33 @@ def _cores_busy(pgid: int, seconds: float) -> float:
     return (_cpu_ms(threads) - before) / 1000 / (time.perf_counter() - t0)
 
 
-def test_the_local_llm_server_leaves_the_cores_alone_after_an_answer(settings, running):
-    """vLLM's separate CPU worker process busy-polled one core for a second after every request, and the desk's
-    question embeddings ran 1.5x slower beside it; the worker now runs in the engine process (app/settings.py).
-    """
+@pytest.fixture
+def vllm_pgid(settings, running) -> int:
+    """The local vLLM server's process group; its CPU is only this machine's when it runs here."""
     from app import services
 
     if not settings.local_vllm:
         pytest.skip("VLLM_BASE_URL points at a server elsewhere: its CPU is not this machine's")
-    pgid = int(services._pidfile(settings, "vllm").read_text())
+    return int(services._pidfile(settings, "vllm").read_text())
+
+
+def test_the_local_llm_server_leaves_the_cores_alone_after_an_answer(settings, vllm_pgid):
+    """vLLM's separate CPU worker process busy-polled one core for a second after every request, and the desk's
+    question embeddings ran 1.5x slower beside it; the worker now runs in the engine process (app/settings.py).
+    """
     body = {"model": settings.vllm_model, "max_tokens": 8, "temperature": 0,
             "messages": [{"role": "user", "content": "Say hello."}]}
     httpx.post(f"{settings.llm_url}/chat/completions", json=body, timeout=120).raise_for_status()
-    assert _cores_busy(pgid, 0.5) < 0.3
+    assert _cores_busy(vllm_pgid, 0.5) < 0.3
 
 
-def test_the_local_llm_server_stops_spinning_when_an_answer_is_out(settings, running):
+def test_the_local_llm_server_stops_spinning_when_an_answer_is_out(settings, vllm_pgid):
     """With libgomp's default spin (300,000 rounds) vLLM's compute threads kept a core busy for about 5 ms after
     every engine step, and the desk's first embedding after an LLM answer ran 1.4x slower beside it; the local
     server now spins for a tenth of that (`VLLM_OMP_SPINCOUNT`). The CPU it uses in the 30 ms right after an
     answer, median of five answers: about 0.6 ms now, 4-5 ms with the default.
     """
-    from app import services
-
-    if not settings.local_vllm:
-        pytest.skip("VLLM_BASE_URL points at a server elsewhere: its CPU is not this machine's")
-    threads = _group_threads(int(services._pidfile(settings, "vllm").read_text()))
+    threads = _group_threads(vllm_pgid)
     used = []
     with httpx.Client(base_url=settings.llm_url, timeout=120) as client:
         for i in range(5):
