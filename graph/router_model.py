@@ -45,8 +45,15 @@ class RouterModel:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._label_rows = {c: np.array([i for i, lab in enumerate(self.example_labels) if lab == c], dtype=np.int64)
-                            for c in self.classes}
+        # The examples grouped by label, each label's rows one contiguous block: the nearest-example check reads a
+        # view of its block, where picking its rows out of all ~12,000 copied them (about 0.5 ms a decision).
+        order = sorted(range(len(self.example_labels)), key=lambda i: self.example_labels[i])
+        self.examples = np.ascontiguousarray(self.examples[order])
+        self.example_labels = [self.example_labels[i] for i in order]
+        bounds: dict[str, list[int]] = {}
+        for i, lab in enumerate(self.example_labels):
+            bounds.setdefault(lab, [i, i])[1] = i + 1
+        self._label_examples = {c: self.examples[b[0]:b[1]] for c, b in bounds.items()}
 
     def logits(self, vecs: np.ndarray) -> np.ndarray:
         """Raw class scores of a batch of embeddings (n, dim) -> (n, n_classes), before the temperature."""
@@ -60,8 +67,8 @@ class RouterModel:
         p = p / p.sum()
         top = int(np.argmax(p))
         label = self.classes[top]
-        rows = self._label_rows.get(label)
-        support = float((self.examples[rows] @ vec).max()) if rows is not None and len(rows) else 0.0
+        block = self._label_examples.get(label)
+        support = float((block @ vec).max()) if block is not None and len(block) else 0.0
         return Scores({c: float(x) for c, x in zip(self.classes, p, strict=True)}, label, float(p[top]), support)
 
     @property

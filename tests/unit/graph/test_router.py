@@ -14,6 +14,7 @@ from app.calibrate import decisions, gold, predicted, report
 from app.router_train import DATA, load_router, load_split
 from graph.language import ENGLISH_ONLY, is_foreign
 from graph.router import split_clauses
+from graph.router_model import RouterModel
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +104,6 @@ async def test_closest_faq_offers_on_the_test_split_name_the_right_entry_mostly(
 
 def test_the_closest_faq_threshold_is_the_lowest_right_offer_that_keeps_offers_right():
     from app.router_thresholds import choose_faq_fallback
-    from graph.router_model import RouterModel
 
     # faq:a's probability falls with the first coordinate; items are faq:a questions or handbook questions
     # that look like it.
@@ -127,7 +127,6 @@ def test_the_closest_faq_threshold_is_the_lowest_right_offer_that_keeps_offers_r
 
 def test_the_closest_faq_threshold_stops_where_the_offers_near_it_turn_mostly_wrong():
     from app.router_thresholds import FALLBACK_WINDOW, choose_faq_fallback
-    from graph.router_model import RouterModel
 
     model = RouterModel(["faq:a", "faq:b", "handbook"], np.array([[4.0, 0.0], [0.0, 0.0], [-4.0, 0.0]]),
                         np.zeros(3), np.eye(2, dtype=np.float32), ["faq:a", "handbook"], {})
@@ -178,3 +177,21 @@ def test_router_scoring_is_a_softmax(router):
     model = router.model
     s = model.score(np.ones(model.coef.shape[1], dtype=np.float32) / np.sqrt(model.coef.shape[1]))
     assert abs(sum(s.probs.values()) - 1.0) < 1e-4 and s.top in model.classes
+
+
+def test_support_is_the_nearest_training_example_of_the_chosen_label_whatever_their_order():
+    """The examples are grouped by label at load (a view per label instead of a copy of its rows): the nearest
+    example's similarity is the same as over the examples in their training order.
+    """
+    rng = np.random.default_rng(7)
+    examples = rng.normal(size=(40, 8)).astype(np.float32)
+    examples /= np.linalg.norm(examples, axis=1, keepdims=True)
+    labels = [["a", "b", "c"][i % 3] if i % 7 else "b" for i in range(40)]  # interleaved, unevenly
+    coef = rng.normal(size=(3, 8)).astype(np.float32)
+    model = RouterModel(["a", "b", "c"], coef, np.zeros(3, dtype=np.float32), examples, labels)
+    for _ in range(20):
+        vec = rng.normal(size=8).astype(np.float32)
+        vec /= np.linalg.norm(vec)
+        s = model.score(vec)
+        rows = [i for i, lab in enumerate(labels) if lab == s.top]
+        assert s.support == pytest.approx(float((examples[rows] @ vec).max()), abs=1e-6)
