@@ -15,6 +15,8 @@ class Context:
     # (before the graph); with the shared encoder as soon as the router says a later step needs it
     early_answer: bool = True  # an FAQ entry's text, or a template answer the cache holds, goes to the caller as
     # soon as it is known, before LangGraph has read the conversation (graph/early.py); the graph records the turn
+    early_read_ahead: bool = True  # while the question is embedded: its slots, and what the cache holds for every
+    # known intent's plan with them (one Redis round trip), so a cache hit's answer needs no read after the decision
     early_first: bool = True  # LangGraph starts once the early decision (and answer) is done: its start is a few ms
     # of Python, which would hold the event loop while the early answer's embedding and Redis replies wait for it
     faq_fallback_enabled: bool = True  # full path: offer the likely FAQ entry as the closest answer

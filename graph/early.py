@@ -12,7 +12,9 @@ A template path that needs nothing of the conversation (a new request that point
 place) is planned here too, with the caller's profile as Redis holds it (graph/template_plan.py, the function
 route_question plans with); when the cache holds every result, the answer's pieces go to the caller as well. A
 conversation answers with the profile it pinned at its start: when the owner check's read shows another one
-(`EarlyDecision.pinned`), the plan is void and nothing of it goes.
+(`EarlyDecision.pinned`), the plan is void and nothing of it goes. While the question is embedded, the slots it
+gives and what the cache holds for every known intent's plan with them are read ahead (one Redis round trip;
+`Context.early_read_ahead`), so a cache hit's answer needs no read of its own once the router has decided.
 
 route_question then takes that same decision, and that plan, as its own (`taken`, `taken_plan`) instead of
 deciding again, so the answer it records is the one the caller already has. The one input the early decision
@@ -38,7 +40,7 @@ from graph.intake import new_turn
 from graph.kit import ANSWER_SINK, pieces
 from graph.paths import Decision
 from graph.slots import leave_type_needs_meaning, refers_back
-from graph.template_plan import TemplatePlan, plan_template, slots_of
+from graph.template_plan import ReadAhead, TemplatePlan, plan_template, read_ahead, slots_of
 from graph.templates import stream_parts
 from tools.faq import FaqEntry
 
@@ -116,6 +118,16 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
     if profile is not None:  # a failed read is route_question's to meet again, not an unretrieved error
         profile.add_done_callback(lambda f: f.cancelled() or f.exception())
 
+    async def look_ahead() -> ReadAhead | None:
+        """While the question is embedded: the slots, and what the cache holds for the plans the decision may pick
+        (graph/template_plan.py:read_ahead). None when there is no point: the decision came first, or the caller
+        is unknown to the backend.
+        """
+        known = await asyncio.shield(profile) if profile is not None else None
+        if not known or decided.done():
+            return None
+        return await read_ahead(deps, question, user, known, ctx)
+
     async def decide() -> None:
         try:
             d = await deps.router.decide(question, user, None, ctx.faq_enabled, ctx.templates_enabled)
@@ -139,8 +151,9 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
         known = await asyncio.shield(profile) if profile is not None else None  # see above: never cancelled
         if not known:  # unknown to the backend: route_question says so
             return
-        slots = await slots_of(deps, d, question, known, {}, ctx)
-        tp = await plan_template(deps, d, user, known, slots, ctx)
+        read = await asyncio.shield(ahead) if ahead is not None else None  # made with the same profile
+        slots = await slots_of(deps, d, question, known, {}, ctx, read.slots if read else None)
+        tp = await plan_template(deps, d, user, known, slots, ctx, read.held if read else None)
         if not agrees(pin, known):  # the conversation pinned another profile: route_question plans with it
             return
         if not planned.done():
@@ -165,6 +178,10 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
         if not task.cancelled():
             task.exception()  # its error is the graph's to meet
 
+    ahead = asyncio.ensure_future(look_ahead()) if profile is not None and ctx.early_read_ahead and (
+        not refers_back(question)) else None  # not cancelled either: it ends in a Redis round trip
+    if ahead is not None:  # a failure is met again where it matters (the plan reads the cache itself)
+        ahead.add_done_callback(lambda f: f.cancelled() or f.exception())
     task = asyncio.ensure_future(decide())
     task.add_done_callback(ended)
     return EarlyDecision(question, user, ctx.faq_enabled, ctx.templates_enabled, decided, planned, task, pin)

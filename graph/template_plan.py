@@ -8,18 +8,21 @@ one function, so the two cannot plan differently.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from graph import templates
 from graph.context import Context
 from graph.deps import Deps
-from graph.executor import found_in_cache
+from graph.executor import cached_ahead, found_in_cache
 from graph.kit import today_of
-from graph.parts import label_of, template_parts
+from graph.parts import label_of, part_of, template_parts
 from graph.paths import Decision
 from graph.slots import fill_slots, settle_leave_type
 from graph.state import Part, ToolCall, ToolResult
+from tools.registry import INTENTS
 
 
 @dataclass(frozen=True)
@@ -34,23 +37,53 @@ class TemplatePlan:
 
 
 async def slots_of(deps: Deps, d: Decision, question: str, profile: dict[str, Any], previous: dict[str, Any],
-                   ctx: Context) -> dict[str, Any]:
+                   ctx: Context, filled: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every slot the question, the conversation's `previous` ones and the profile give; which leave type, by
-    meaning when no keyword names one (on a leave-policy part or the LLM path).
+    meaning when no keyword names one (on a leave-policy part or the LLM path). `filled`: `fill_slots`'s slots for
+    the same question, profile and conversation, read already (`ReadAhead`); a copy is completed.
     """
-    slots = fill_slots(question, today_of(ctx), profile, previous)
+    slots = copy.deepcopy(filled) if filled is not None else fill_slots(question, today_of(ctx), profile, previous)
     if "leave_policy" in d.intents or d.path == "llm":
         await settle_leave_type(question, slots, deps.embed_many)
     return slots
 
 
 async def plan_template(deps: Deps, d: Decision, user: str, profile: dict[str, Any], slots: dict[str, Any],
-                        ctx: Context) -> TemplatePlan:
-    """The template path's parts and plan, and the results when the cache holds every one of them."""
+                        ctx: Context, held: Mapping[str, dict[str, Any]] | None = None) -> TemplatePlan:
+    """The template path's parts and plan, and the results when the cache holds every one of them (`held`: those
+    read ahead, by key, are not read again).
+    """
     parts = template_parts(d, deps.faq, slots, profile, today_of(ctx))
     plan = templates.plan_parts(parts, user)
-    found = await found_in_cache(deps, plan, user, ctx) if plan is not None and ctx.progressive_enabled else None
+    found = await found_in_cache(deps, plan, user, ctx, held) if plan is not None and ctx.progressive_enabled else None
     return TemplatePlan(profile, slots, parts, plan, found)
+
+
+@dataclass(frozen=True)
+class ReadAhead:
+    """What a new request's template plan needs that does not depend on which template: read while the question
+    is embedded, before the router has decided (graph/early.py). The slots the question and the profile give,
+    and what the cache holds for each known intent's plan with those slots, by key.
+    """
+
+    slots: dict[str, Any]
+    held: dict[str, dict[str, Any]]
+
+
+async def read_ahead(deps: Deps, question: str, user: str, profile: dict[str, Any], ctx: Context) -> ReadAhead:
+    """The slots of a new request (one that points back at no earlier turn) and, for every known intent planned
+    alone with them, the results the cache holds (one round trip; two when a call reads another's result). The
+    plan the router's decision picks then finds its results at hand when it is among them; any other (a compound
+    request, a leave type settled by meaning) reads the cache itself.
+    """
+    today = today_of(ctx)
+    slots = fill_slots(question, today, profile)
+    if not (ctx.cache_enabled and ctx.progressive_enabled):
+        return ReadAhead(slots, {})
+    plans = [plan for intent in INTENTS
+             if (plan := templates.plan_parts(templates.per_month(part_of(deps.faq, intent, "", slots, profile, today)),
+                                              user))]
+    return ReadAhead(slots, await cached_ahead(deps, plans, user))
 
 
 def update_of(planned: TemplatePlan) -> dict[str, Any]:

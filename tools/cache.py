@@ -62,6 +62,27 @@ class ToolCache:
         self.namespace = namespace  # separates caches that must not share entries (benchmark variants)
         self._counting: set[asyncio.Task[None]] = set()  # hit/miss counts on their way to Redis
 
+    def key_of(self, spec: ToolSpec, args: dict[str, Any], user: str) -> str:
+        """The Redis key an exactly-matched call's result lives under, in this cache's namespace."""
+        return self.namespace + cache_key(spec, args, user)
+
+    async def peek(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The results the cache holds under `keys` (exactly-matched entries), in one round trip, counting nothing:
+        a look ahead that decides nothing yet (graph/executor.py:cached_ahead). Absent ones are left out; so is
+        everything when Redis is unavailable (whoever uses the results looks again, and meets the error there).
+        """
+        if not keys:
+            return {}
+        try:
+            pipe = self.redis.pipeline(transaction=False)  # a cluster's client sends each key to its shard
+            for key in keys:
+                pipe.get(key)
+            raws = await pipe.execute()
+        except RedisError as exc:
+            log.warning("tool cache look-ahead skipped (redis: %s)", exc)
+            return {}
+        return {key: json.loads(raw) for key, raw in zip(keys, raws, strict=True) if raw}
+
     async def get(self, spec: ToolSpec, args: dict[str, Any], user: str,
                   text_vec: np.ndarray | None = None,
                   threshold: float | None = None, count: bool = True) -> tuple[dict[str, Any] | None, str]:
@@ -69,7 +90,7 @@ class ToolCache:
 
         `count=False` leaves the hit and miss counts alone (a look that decides nothing yet: the caller counts).
         """
-        key = self.namespace + cache_key(spec, args, user)
+        key = self.key_of(spec, args, user)
         try:
             if spec.similarity_arg is None:
                 raw = await self.redis.get(key)
@@ -102,7 +123,7 @@ class ToolCache:
     async def put(self, spec: ToolSpec, args: dict[str, Any], user: str, result: dict[str, Any],
                   text_vec: np.ndarray | None = None) -> None:
         """Store a result for the tool's lifetime."""
-        key = self.namespace + cache_key(spec, args, user)
+        key = self.key_of(spec, args, user)
         try:
             body = json.dumps(result)
             if spec.similarity_arg is None:

@@ -21,7 +21,6 @@ import httpx
 
 from app.bench.metrics import percentile
 from graph.deps import Deps
-from tools.cache import cache_key
 from tools.embedding_memo import EmbeddingMemo
 from tools.embeddings import Embedder
 from tools.registry import INTENTS, TOOLS
@@ -77,7 +76,7 @@ async def _cache_read_ms(deps: Deps, question: str, tools: list[dict[str, Any]],
     encoder = _router_encoder(deps)
     t0 = time.perf_counter()
     await encoder.submit([question])
-    keys = [deps.cache.namespace + cache_key(TOOLS[t["name"]], t["args"], user) for t in tools if t["name"] in TOOLS]
+    keys = [deps.cache.key_of(TOOLS[t["name"]], t["args"], user) for t in tools if t["name"] in TOOLS]
     await asyncio.gather(*(deps.redis.get(k) for k in keys))
     return (time.perf_counter() - t0) * 1000
 

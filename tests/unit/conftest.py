@@ -57,20 +57,28 @@ class FakeCache:
 
     def __init__(self) -> None:
         self.store: dict[str, Any] = {}
+        self.peeked: list[list[str]] = []  # the keys of each look ahead
+        self.gets = 0  # single reads
 
-    async def get(self, spec, args, user, text_vec=None, threshold=None, count=True):
+    def key_of(self, spec, args, user):
         from tools.cache import cache_key
 
-        hit = self.store.get(cache_key(spec, args, user) + json.dumps(args, sort_keys=True))
+        return cache_key(spec, args, user) + json.dumps(args, sort_keys=True)
+
+    async def peek(self, keys):
+        self.peeked.append(list(keys))
+        return {k: self.store[k] for k in keys if k in self.store}
+
+    async def get(self, spec, args, user, text_vec=None, threshold=None, count=True):
+        self.gets += 1
+        hit = self.store.get(self.key_of(spec, args, user))
         return hit, "hit" if hit is not None else "miss"
 
     def count_hit(self, tool):
         pass
 
     async def put(self, spec, args, user, result, text_vec=None):
-        from tools.cache import cache_key
-
-        self.store[cache_key(spec, args, user) + json.dumps(args, sort_keys=True)] = result
+        self.store[self.key_of(spec, args, user)] = result
 
 
 def _emp(args: dict[str, Any]) -> int:

@@ -96,6 +96,70 @@ async def test_a_template_answer_the_cache_holds_goes_early_as_the_graph_streams
     assert "".join(sent[0]).strip() == first["answer"].strip()
 
 
+@pytest.mark.parametrize("question", ["What was my salary last month?", "What should I wear in Paris today?"])
+async def test_a_cache_hit_reads_the_cache_while_the_question_is_embedded_and_not_after(question):
+    """The results every known intent's plan would use are read before the router has decided (the clothing advice
+    after the forecast it reads): once decided, a cache hit's answer needs no read of its own.
+    """
+    deps = make_deps()
+    first = await _answered(deps, question)
+    deps.cache.gets, deps.cache.peeked = 0, []
+    decide, embedded = deps.router.decide, asyncio.Event()
+
+    async def after_embedding(*args, **kwargs):
+        await embedded.wait()
+        return await decide(*args, **kwargs)
+
+    deps.router.decide = after_embedding  # type: ignore[method-assign]
+    sent: list[list[str]] = []
+    early = start(deps, question, "E1001", CTX, sent.append)
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not early.decided.done() and len(deps.cache.peeked) == 2  # the independent calls, then the dependent
+    embedded.set()
+    await early.task
+    assert deps.cache.gets == 0 and "".join(sent[0]).strip() == first["answer"].strip()
+
+
+@pytest.mark.parametrize(("question", "ctx"), [
+    ("What was my salary last month?", replace(CTX, early_read_ahead=False)),  # switched off
+    ("And what was my salary that month?", CTX),  # points back: the conversation's slots decide what to read
+])
+async def test_nothing_is_read_ahead_when_off_or_when_the_question_points_back(question, ctx):
+    deps = make_deps()
+    await _answered(deps, "What was my salary last month?")
+    deps.cache.peeked = []
+    early = start(deps, question, "E1001", ctx, lambda _pieces: None)
+    await early.task
+    assert deps.cache.peeked == []
+
+
+async def test_what_the_read_ahead_did_not_find_is_read_after_the_decision():
+    """A result stored between the read ahead and the decision (another replica answered the same question) is
+    found: the plan reads what was not held.
+    """
+    question = "What was my salary last month?"
+    elsewhere = make_deps()
+    first = await _answered(elsewhere, question)
+    deps, embedded = make_deps(), asyncio.Event()
+    decide = deps.router.decide
+
+    async def after_embedding(*args, **kwargs):
+        await embedded.wait()
+        return await decide(*args, **kwargs)
+
+    deps.router.decide = after_embedding  # type: ignore[method-assign]
+    sent: list[list[str]] = []
+    early = start(deps, question, "E1001", CTX, sent.append)
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert deps.cache.peeked and deps.cache.gets == 0
+    deps.cache.store.update(elsewhere.cache.store)
+    embedded.set()
+    await early.task
+    assert deps.cache.gets == 1 and "".join(sent[0]).strip() == first["answer"].strip()
+
+
 @pytest.mark.parametrize(("question", "known"), [
     ("And what was my salary that month?", True),  # points back to the conversation's month
     ("What was my salary last month?", False),  # a caller the backend does not know: the graph says so

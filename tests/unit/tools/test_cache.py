@@ -1,4 +1,6 @@
-from tools.cache import cache_key, exact_args, scope_of
+from fakeredis import FakeAsyncRedis, FakeServer
+
+from tools.cache import ToolCache, cache_key, exact_args, scope_of
 from tools.registry import TOOLS, USER
 
 
@@ -34,3 +36,19 @@ def test_every_tool_has_a_lifetime_and_personal_tools_are_those_called_with_the_
     assert {n for n, s in TOOLS.items() if s.personal} == {n for n, s in TOOLS.items() if USER in s.slot_args.values()}
     assert {n for n, s in TOOLS.items() if s.personal} >= {"salary", "leave_balance"}
     assert TOOLS["weather"].ttl_s < TOOLS["leave_policy"].ttl_s
+
+
+async def test_a_look_ahead_returns_what_is_held_counts_nothing_and_steps_aside_without_redis():
+    redis = FakeAsyncRedis()
+    cache = ToolCache(redis, namespace="ns:")
+    salary, weather = TOOLS["salary"], TOOLS["weather"]
+    october = {"employee": "E1001", "month": "2026-10"}
+    await cache.put(salary, october, "E1001", {"net": 1.0})
+    held = cache.key_of(salary, october, "E1001")
+    absent = cache.key_of(weather, {"city": "Paris", "date": "2026-11-30"}, "E1001")
+    assert held.startswith("ns:") and await cache.peek([held, absent]) == {held: {"net": 1.0}}
+    assert await cache.stats() == {}  # a look ahead decides nothing: no hit or miss is counted
+    assert await cache.peek([]) == {}
+    server = FakeServer()
+    server.connected = False  # Redis is down
+    assert await ToolCache(FakeAsyncRedis(server=server)).peek([held]) == {}
