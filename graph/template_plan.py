@@ -59,6 +59,12 @@ async def plan_template(deps: Deps, d: Decision, user: str, profile: dict[str, A
     return TemplatePlan(profile, slots, parts, plan, found)
 
 
+# A plan of more calls than this is not read ahead: a period's months, one call each ("my pay this year": twelve),
+# whose keys and reads took about 2 ms, as long as the embedding they are meant to hide behind; it reads after the
+# decision, as any plan not read ahead.
+READ_AHEAD_MAX_CALLS = 4
+
+
 @dataclass(frozen=True)
 class ReadAhead:
     """What a new request's template plan needs that does not depend on which template: read while the question
@@ -82,7 +88,7 @@ async def read_ahead(deps: Deps, question: str, user: str, profile: dict[str, An
         return ReadAhead(slots, {})
     plans = [plan for intent in INTENTS
              if (plan := templates.plan_parts(templates.per_month(part_of(deps.faq, intent, "", slots, profile, today)),
-                                              user))]
+                                              user)) and len(plan) <= READ_AHEAD_MAX_CALLS]
     return ReadAhead(slots, await cached_ahead(deps, plans, user))
 
 
