@@ -81,3 +81,29 @@ async def test_only_the_turns_own_thread_and_latest_checkpoint_are_handed_on():
         assert _Counted.reads == ["other", "t3", "t3", "t3"]  # handed on once; the second read is the store's
     await saver.aget_tuple({"configurable": {"thread_id": "t3", "checkpoint_ns": ""}})
     assert len(_Counted.reads) == 5  # outside the block, every read is the store's
+
+
+async def test_the_two_trip_read_returns_what_the_librarys_read_does(tmp_path):
+    """Latest, by id, the first one (no parent), with pending writes, and a thread with none: as the library reads."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from app.checkpoints import SqliteSaver
+
+    async with SqliteSaver.from_conn_string(str(tmp_path / "c.sqlite")) as saver:
+        builder = StateGraph(_Turn)
+        builder.add_node("reply", _reply)
+        builder.add_edge(START, "reply")
+        builder.add_edge("reply", END)
+        graph = builder.compile(checkpointer=saver)
+        for q in ("first", "second"):
+            await turn.run_turn(graph, q, "E1001", "t4", Context())
+        latest = {"configurable": {"thread_id": "t4", "checkpoint_ns": ""}}
+        head = await AsyncSqliteSaver.aget_tuple(saver, latest)
+        await saver.aput_writes(head.config, [("answer", "pending"), ("user", "E1001")], task_id="task-1")
+        first = [t async for t in saver.alist(latest)][-1].config
+        for config in (latest, head.config, first, {"configurable": {"thread_id": "none", "checkpoint_ns": ""}}):
+            ours, theirs = await saver.aget_tuple(config), await AsyncSqliteSaver.aget_tuple(saver, config)
+            assert ours == theirs, config
+        assert (await saver.aget_tuple(latest)).pending_writes == [("task-1", "answer", "pending"),
+                                                                  ("task-1", "user", "E1001")]
+        assert (await saver.aget_tuple(first)).parent_config is None
