@@ -12,7 +12,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
-from graph.early import EARLY, start, taken, taken_plan
+from graph.early import EARLY, EarlyDecision, start, taken, taken_plan
 from graph.graph import build_desk
 from tests.unit.conftest import FAQ, make_deps
 
@@ -96,6 +96,20 @@ async def test_a_template_answer_the_cache_holds_goes_early_as_the_graph_streams
     assert "".join(sent[0]).strip() == first["answer"].strip()
 
 
+def _started_before_the_embedding(deps, question: str, sent: list[list[str]]) -> tuple[EarlyDecision, asyncio.Event]:
+    """The early decision for `question`, its router held back as if the question's embedding were on its way:
+    set the event to let it decide.
+    """
+    decide, embedded = deps.router.decide, asyncio.Event()
+
+    async def after_embedding(*args, **kwargs):
+        await embedded.wait()
+        return await decide(*args, **kwargs)
+
+    deps.router.decide = after_embedding
+    return start(deps, question, "E1001", CTX, sent.append), embedded
+
+
 @pytest.mark.parametrize("question", ["What was my salary last month?", "What should I wear in Paris today?"])
 async def test_a_cache_hit_reads_the_cache_while_the_question_is_embedded_and_not_after(question):
     """The results every known intent's plan would use are read before the router has decided (the clothing advice
@@ -104,15 +118,8 @@ async def test_a_cache_hit_reads_the_cache_while_the_question_is_embedded_and_no
     deps = make_deps()
     first = await _answered(deps, question)
     deps.cache.gets, deps.cache.peeked = 0, []
-    decide, embedded = deps.router.decide, asyncio.Event()
-
-    async def after_embedding(*args, **kwargs):
-        await embedded.wait()
-        return await decide(*args, **kwargs)
-
-    deps.router.decide = after_embedding  # type: ignore[method-assign]
     sent: list[list[str]] = []
-    early = start(deps, question, "E1001", CTX, sent.append)
+    early, embedded = _started_before_the_embedding(deps, question, sent)
     for _ in range(20):
         await asyncio.sleep(0)
     assert not early.decided.done() and len(deps.cache.peeked) == 2  # the independent calls, then the dependent
@@ -141,16 +148,8 @@ async def test_what_the_read_ahead_did_not_find_is_read_after_the_decision():
     question = "What was my salary last month?"
     elsewhere = make_deps()
     first = await _answered(elsewhere, question)
-    deps, embedded = make_deps(), asyncio.Event()
-    decide = deps.router.decide
-
-    async def after_embedding(*args, **kwargs):
-        await embedded.wait()
-        return await decide(*args, **kwargs)
-
-    deps.router.decide = after_embedding  # type: ignore[method-assign]
-    sent: list[list[str]] = []
-    early = start(deps, question, "E1001", CTX, sent.append)
+    deps, sent = make_deps(), []
+    early, embedded = _started_before_the_embedding(deps, question, sent)
     for _ in range(20):
         await asyncio.sleep(0)
     assert deps.cache.peeked and deps.cache.gets == 0
