@@ -123,7 +123,8 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
         (graph/template_plan.py:read_ahead). None when there is no point: the decision came first, or the caller
         is unknown to the backend.
         """
-        known = await asyncio.shield(profile) if profile is not None else None
+        assert profile is not None  # started only beside the profile's read
+        known = await asyncio.shield(profile)
         if not known or decided.done():
             return None
         return await read_ahead(deps, question, user, known, ctx)

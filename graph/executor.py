@@ -207,9 +207,9 @@ async def found_in_cache(deps: Deps, plan: list[ToolCall], user: str, ctx: Conte
         t0 = time.perf_counter()
         read = await asyncio.gather(*(deps.cache.get(e.spec, e.clean, user, count=False) for e in unread))
         ms = round((time.perf_counter() - t0) * 1000, 1)
-        got = {**{e.key: hit for e, (hit, _) in zip(unread, read, strict=True)}, **held}
+        got = {e.key: hit for e, (hit, _) in zip(unread, read, strict=True)}
         for call, e in zip(stage, exacts, strict=True):
-            if (data := got.get(e.key)) is None:
+            if (data := held[e.key] if e.key in held else got.get(e.key)) is None:
                 return None
             done[call["id"]] = _hit(call, e.args, data, 0.0 if e.key in held else ms)
     for res in done.values():
