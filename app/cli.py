@@ -100,6 +100,10 @@ def _calibrate(ns: argparse.Namespace) -> int:
         from app.quote_calibration import main as quotes_main
 
         return quotes_main(as_json=ns.json)
+    if ns.leave_types:
+        from app.leave_calibration import main as leave_main
+
+        return leave_main(as_json=ns.json)
     if ns.public:
         from app.calibrate_public import main as public_main
 
@@ -174,6 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the full report as JSON")
     c.add_argument("--write", action="store_true", help="keep the summary in data/calibration.json")
     c.add_argument("--quotes", action="store_true", help="the handbook quote's threshold instead of the router's")
+    c.add_argument("--leave-types", action="store_true",
+                   help="the leave-type classifiers (which leave a question is about) instead of the router")
     c.add_argument("--public", action="store_true",
                    help="the shipped router on the public data sets' test splits (CLINC150, BANKING77), beside "
                         "the project's own splits")

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from app import leave_train
 from app.public_data import data_files, public_sets, validation_items
 from app.router_finetune import SEED, finetune
 from app.router_thresholds import (
@@ -45,6 +46,7 @@ from app.router_thresholds import (
     outcomes,
 )
 from app.settings import ROOT, Settings, get_settings
+from graph.leave_model import LeaveTypes
 from graph.router import Router
 from graph.router_model import RouterModel
 from tools.embedding_memo import EmbeddingMemo
@@ -269,8 +271,15 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
             log.error("the fine-tuned router's encoder serves %s vectors but its head was fitted on %s ones: "
                       "serving the frozen router", *("int8" if x else "float" for x in (encoder.int8, fitted)))
             return load_router(settings, "frozen", standalone)
-        return Router(model, EmbeddingMemo(encoder), faq)
-    return Router(model, EmbeddingMemo(base) if standalone else None, faq)
+        return Router(model, EmbeddingMemo(encoder), faq, leave_types(settings, kind, encoder, base))
+    return Router(model, EmbeddingMemo(base) if standalone else None, faq, leave_types(settings, kind, base, base))
+
+
+def leave_types(settings: Settings, kind: str, encoder: Embedder, base: Embedder) -> LeaveTypes:
+    """The leave-type classifiers over this router's vectors (`encoder`'s) and the shared encoder's (`base`'s),
+    trained now when missing (seconds).
+    """
+    return leave_train.ensure(model_dir(settings, kind, base.name), encoder.embed, base.embed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -290,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             meta = json.loads((folder / "meta.json").read_text())
         else:
             meta = train(kind, settings)[0].meta
+        load_router(settings, kind, standalone=True)  # trains its leave-type classifiers when missing (seconds)
         print(f"{kind}: dev accuracy {meta['dev']['accuracy']:.3f}, coverage {meta['dev']['coverage']:.3f}, "
               f"wrong shortcuts {meta['dev']['wrong']} ({meta['train_seconds']} s to train) -> {folder}")
     print(f"shipped: {choose_model(settings)}")

@@ -91,10 +91,10 @@ def faq_entry(d: Decision, faq: dict[str, FaqEntry]) -> FaqEntry | None:
 
 def wants_search_embedding(d: Decision, question: str) -> bool:
     """Whether a later step embeds the question with the shared encoder: a handbook search, or a leave type that
-    no keyword names (settled by meaning) on a leave-policy part or the LLM path.
+    neither a keyword nor the router's leave-type classifier settles, on a leave-policy part or the LLM path.
     """
     settles_leave = "leave_policy" in d.intents or d.path == "llm"
-    return d.path == "handbook" or (settles_leave and leave_type_needs_meaning(question))
+    return d.path == "handbook" or (settles_leave and leave_type_needs_meaning(question, d.leave_type))
 
 
 def start(deps: Deps, question: str, user: str, ctx: Context,

@@ -53,6 +53,9 @@ class Decision:
     faq_candidate: str | None = None  # on the full path: the FAQ entry probable enough to offer as the closest
     # Compound parts on the full path: their FAQ entries, "sure" (answered) or "closest" (not sure, offered as such).
     faq_parts: dict[str, str] = field(default_factory=dict)
+    # On a leave-policy part or the LLM path: the leave type (or "none") the router's leave-type classifier is sure
+    # the question is about, read from the same vector (graph/leave_model.py); None: not sure, or not asked.
+    leave_type: str | None = None
 
     @property
     def small_talk(self) -> bool:
@@ -64,4 +67,5 @@ class Decision:
         """For rows (`ask --json`), traces and the UI."""
         return {"path": self.path, "label": self.label, "confidence": round(self.confidence, 3),
                 "intents": self.intents, "faq_id": self.faq_id, "reason": self.reason,
-                "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate, "faq_parts": self.faq_parts}
+                "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate, "faq_parts": self.faq_parts,
+                "leave_type": self.leave_type}

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import date
 
 import numpy as np
 
 from graph.language import is_foreign
+from graph.leave_model import LeaveTypes
 from graph.paths import Decision, Path
 from graph.router_model import RouterModel, Scores
 from graph.slots import city_slot
@@ -88,8 +90,9 @@ class Router:
     """The model, its thresholds, and the embedding function the graph already uses."""
 
     def __init__(self, model: RouterModel, embed: Embed | None = None,
-                 faq_texts: dict[str, list[str]] | None = None) -> None:
+                 faq_texts: dict[str, list[str]] | None = None, leave_types: LeaveTypes | None = None) -> None:
         self.model = model
+        self.leave_types = leave_types  # which leave type a question is about (graph/leave_model.py)
         # What each FAQ entry's phrasings and answer name: a question naming anything else is a near miss.
         self.faq_entities = {fid: frozenset().union(*(entities(t) for t in texts))
                              for fid, texts in (faq_texts or {}).items()}
@@ -121,7 +124,17 @@ class Router:
         clauses = split_clauses(question)
         others = {e.upper() for e in EMPLOYEE_ID.findall(question)} - {user.upper()} | named_people(question)
         named = entities(question)
-        s = self.model.score((await self.embed([question]))[0])
+        vec = (await self.embed([question]))[0]
+        d = await self._decide(question, vec, clauses, others, named, previous_intents, faq_enabled, templates_enabled)
+        if self.leave_types is not None and ("leave_policy" in d.intents or d.path == "llm"):
+            # The leave type, where a later step settles one, from the vector at hand (graph/slots.py)
+            d = replace(d, leave_type=self.leave_types.fast.sure(vec))
+        return d
+
+    async def _decide(self, question: str, vec: np.ndarray, clauses: list[str], others: set[str], named: frozenset[str],
+                      previous_intents: list[str] | None, faq_enabled: bool, templates_enabled: bool) -> Decision:
+        """The path for the question with embedding `vec`, from what the model and the words say (see `decide`)."""
+        s = self.model.score(vec)
         group = group_of(s.top)
         sure = self.sure(s)
         if group == "foreign" and sure:

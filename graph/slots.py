@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from graph.leave_model import NONE, LeaveTypeModel
 from graph.times import MONTH_LEVEL, date_slot, read_times, time_phrases
 from tools.domain import (
     CITIES,
@@ -105,20 +106,23 @@ def leave_types_named(text: str) -> list[str]:
     return named
 
 
-def leave_type_needs_meaning(text: str) -> bool:
-    """Whether settling the question's leave type embeds it: it names no type by keyword, or several."""
-    return len(leave_types_named(text)) != 1
+def leave_type_needs_meaning(text: str, sure: str | None = None) -> bool:
+    """Whether settling the question's leave type embeds it with the shared encoder: it names no type by keyword,
+    or several, and the router's leave-type classifier has not settled it (`sure`: `Decision.leave_type`).
+    """
+    named = leave_types_named(text)
+    return len(named) != 1 and not (sure is not None and (not named or sure in named))
 
 
-async def settle_leave_type(text: str, slots: dict[str, Any],
-                            embed: Callable[[list[str]], Awaitable[np.ndarray]]) -> None:
+async def settle_leave_type(text: str, slots: dict[str, Any], embed: Callable[[list[str]], Awaitable[np.ndarray]],
+                            sure: str | None = None, full: LeaveTypeModel | None = None) -> None:
     """Set the leave-type slot from the question's meaning, unless the conversation set it and the question
     names none; a question naming several with none standing out keeps no slot (no template guesses one).
     """
     named = leave_types_named(text)
     if slots.get("sources", {}).get("leave_type") == "conversation" and not named:
         return
-    if kind := await resolve_leave_type(text, embed, named):
+    if kind := await resolve_leave_type(text, embed, named, sure, full):
         slots["leave_type"] = kind
         slots.setdefault("sources", {})["leave_type"] = "question"
     elif named:
@@ -127,14 +131,26 @@ async def settle_leave_type(text: str, slots: dict[str, Any],
 
 
 async def resolve_leave_type(text: str, embed: Callable[[list[str]], Awaitable[np.ndarray]],
-                             named: list[str] | None = None) -> str | None:
-    """The leave type a question is about: the one it names, or, when it names none or several, the one
-    whose description (`tools.domain.LEAVE_DESCRIPTIONS`) is closest in meaning; None when nothing is
-    close enough ("how do I book time off" is about no particular type).
+                             named: list[str] | None = None, sure: str | None = None,
+                             full: LeaveTypeModel | None = None) -> str | None:
+    """The leave type a question is about: the one it names.
+
+    When it names none or several, the first of these that settles it (graph/leave_model.py), among the types named
+    when there are several:
+
+    - `sure`, what the router's classifier read from its own vector (`Decision.leave_type`);
+    - the `full` classifier over the shared encoder's embedding of the question;
+    - the type whose description (`tools.domain.LEAVE_DESCRIPTIONS`) is closest in meaning.
+
+    None when it is about no particular type ("how do I book time off") or two types are about as close.
     """
     named = leave_types_named(text) if named is None else named
     if len(named) == 1:
         return named[0]
+    if sure is not None and (not named or sure in named):
+        return None if sure == NONE else sure
+    if full is not None and (kind := full.pick((await embed([text]))[0], named)) is not None:
+        return None if kind == NONE else kind
     pool = named or list(LEAVE_DESCRIPTIONS)
     vecs = await embed([text, *(LEAVE_DESCRIPTIONS[k] for k in pool)])
     sims = vecs[1:] @ vecs[0]

@@ -12,8 +12,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
-from graph.early import EARLY, EarlyDecision, start, taken, taken_plan
+from graph.early import EARLY, EarlyDecision, start, taken, taken_plan, wants_search_embedding
 from graph.graph import build_desk
+from graph.paths import Decision
 from tests.unit.conftest import FAQ, make_deps
 
 CTX = Context(today="2026-11-29")
@@ -275,3 +276,16 @@ async def test_a_plan_made_with_the_conversations_own_profile_stands():
         assert d is not None and await taken_plan(d) is early.planned.result() is not None
     finally:
         EARLY.reset(token)
+
+
+def test_the_shared_embedding_is_started_only_for_a_leave_type_the_router_left_unsettled():
+    question = "can I take a few months to stay home with my toddler"  # names no leave type
+    policy = Decision("template", "leave_policy", 0.9, ["leave_policy"])
+    assert wants_search_embedding(policy, question)  # settled by meaning: the shared encoder's classifier
+    assert not wants_search_embedding(replace(policy, leave_type="parental"), question)  # the router's vector did
+    assert not wants_search_embedding(replace(policy, leave_type="none"), question)  # about no type: settled too
+    assert not wants_search_embedding(policy, "parental leave rules?")  # named
+    # two named, and the router's classifier sure of neither: the shared encoder decides between them
+    assert wants_search_embedding(replace(policy, leave_type="sick"), "unpaid or parental leave for my toddler?")
+    assert not wants_search_embedding(replace(policy, leave_type="unpaid"), "unpaid or parental leave for my toddler?")
+    assert wants_search_embedding(Decision("handbook", "handbook", 0.9), question)

@@ -196,6 +196,43 @@ async def test_leave_type_by_meaning_when_no_single_keyword_names_it():
     assert await resolve_leave_type("a new dad wanting unpaid weeks", embed) == "paternity"
 
 
+async def test_leave_type_from_the_classifiers_before_the_descriptions():
+    from graph.leave_model import NONE, LeaveTypeModel
+    from graph.slots import resolve_leave_type
+    from tools.domain import LEAVE_DESCRIPTIONS, LEAVE_TYPES
+
+    classes = [*LEAVE_TYPES, NONE]
+    full = LeaveTypeModel(classes, np.eye(len(classes), dtype=np.float32) * 10, np.zeros(len(classes), np.float32),
+                          {"threshold": 0.9})
+    embedded: list[list[str]] = []
+
+    async def embed(texts):  # the shared encoder: "toddler" questions point at parental, others at nothing
+        embedded.append(texts)
+        out = np.zeros((len(texts), len(classes)), dtype=np.float32)
+        for i, t in enumerate(texts):
+            if "toddler" in t:
+                out[i, classes.index("parental")] = 1.0
+        return out
+
+    # The router's classifier was sure: no embedding at all
+    assert await resolve_leave_type("time off to mind my toddler", embed, sure="parental", full=full) == "parental"
+    assert await resolve_leave_type("how do I book time off", embed, sure=NONE, full=full) is None
+    assert embedded == []
+    # Not sure: the shared encoder's classifier reads the question alone (no descriptions embedded)
+    assert await resolve_leave_type("time off to mind my toddler", embed, full=full) == "parental"
+    assert embedded == [["time off to mind my toddler"]]
+    # Two types named and the router's classifier sure of a third: not taken; the descriptions of the two named
+    # are embedded with the question, and (equally far here) they settle none
+    embedded.clear()
+    assert await resolve_leave_type("dad or unpaid weeks for my toddler", embed, sure="sick") is None
+    assert embedded == [["dad or unpaid weeks for my toddler", LEAVE_DESCRIPTIONS["paternity"],
+                         LEAVE_DESCRIPTIONS["unpaid"]]]
+    # Neither classifier sure: the descriptions are embedded with the question
+    embedded.clear()
+    await resolve_leave_type("what about my leave", embed, full=full)
+    assert len(embedded) == 2 and len(embedded[1]) == 1 + len(LEAVE_TYPES)
+
+
 DEC2 = date(2026, 12, 2)  # a Wednesday; November's payslip is out, December's comes on the 22nd
 
 
