@@ -10,14 +10,15 @@ shared encoder's. They are asked only about questions that name no leave type by
 wrong answers on the dev split stay within `MAX_WRONG` of those questions; `full`'s is the one that makes the
 chain (fast, full, then the description match) most accurate on the dev split.
 
-The models are cached inside the router's own folder (`fast` reads that router's vectors), keyed by the data and
-`RECIPE`; a clone reuses them until either changes. Training takes seconds (a few hundred embeddings each).
+The models are cached inside the router's own folder (`fast` reads that router's vectors; retraining the router
+drops them), keyed by the data, `RECIPE` and the keyword and description settings around them; a clone reuses
+them until one of these changes. Training takes seconds (a few hundred embeddings each).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -31,8 +32,14 @@ import yaml
 
 from app.settings import ROOT
 from graph.leave_model import NONE, LeaveTypeModel, LeaveTypes
-from graph.slots import leave_types_named, resolve_leave_type
-from tools.domain import LEAVE_TYPES
+from graph.slots import (
+    LEAVE_MIN_MARGIN,
+    LEAVE_MIN_SIMILARITY,
+    closest_description,
+    described,
+    leave_types_named,
+)
+from tools.domain import LEAVE_DESCRIPTIONS, LEAVE_SYNONYMS, LEAVE_TYPES
 
 log = logging.getLogger(__name__)
 DATA = ROOT / "data" / "leave_types"
@@ -61,8 +68,11 @@ def asked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def fingerprint() -> str:
-    """Changes whenever the labelled data or the recipe changes."""
-    h = hashlib.sha256(f"{RECIPE}|{SEED}|{MAX_WRONG}".encode())
+    """Changes whenever the labelled data, the recipe or what decides around the classifiers changes: the keywords
+    (which questions they are asked about) and the description match after them (which the thresholds count).
+    """
+    around = json.dumps([LEAVE_SYNONYMS, LEAVE_DESCRIPTIONS, LEAVE_MIN_SIMILARITY, LEAVE_MIN_MARGIN], sort_keys=True)
+    h = hashlib.sha256(f"{RECIPE}|{SEED}|{MAX_WRONG}|{around}".encode())
     for path in sorted(DATA.glob("*.yaml")):
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
@@ -93,13 +103,13 @@ def by_description(items: list[dict[str, Any]], shared: Embed) -> list[str]:
     """What graph/slots.py's description match, the last method in its chain, says for each question with the
     shared encoder: a type, or NONE where it settles none (the question then steps aside).
     """
-    async def embed(texts: list[str]) -> np.ndarray:
-        return shared(texts)
-
-    async def each() -> list[str]:
-        return [await resolve_leave_type(it["q"], embed) or NONE for it in items]
-
-    return asyncio.run(each())
+    out = []
+    for it in items:
+        named = leave_types_named(it["q"])
+        pool = described(named)
+        out.append(closest_description(pool, shared([it["q"], *(LEAVE_DESCRIPTIONS[k] for k in pool)]), bool(named))
+                   or NONE)
+    return out
 
 
 @dataclass(frozen=True)

@@ -168,6 +168,8 @@ def train(kind: str, settings: Settings | None = None) -> tuple[RouterModel, Emb
                   "encoder_int8": embedder.int8, "train_seconds": round(time.perf_counter() - t0, 1),
                   "base_model": base.name}
     model.save(folder)
+    for stale in folder.glob("leave-types-*"):  # fitted on the vectors of the encoder trained over
+        shutil.rmtree(stale, ignore_errors=True)
     log.info("router %s: C=%s T=%s dev %s, public val %s", kind, model.meta["C"], model.temperature,
              model.meta["dev"], model.meta["public_val"])
     return model, embedder

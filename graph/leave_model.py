@@ -69,10 +69,10 @@ class LeaveTypeModel:
     @classmethod
     def load(cls, folder: Path) -> LeaveTypeModel:
         """Read a trained model; FileNotFoundError when it was never trained here."""
-        arrays = np.load(folder / "weights.npz")
+        with np.load(folder / "weights.npz") as arrays:
+            coef, intercept = arrays["coef"].astype(np.float32), arrays["intercept"].astype(np.float32)
         meta = json.loads((folder / "meta.json").read_text())
-        return cls(meta.pop("classes"), arrays["coef"].astype(np.float32), arrays["intercept"].astype(np.float32),
-                   meta)
+        return cls(meta.pop("classes"), coef, intercept, meta)
 
 
 @dataclass(frozen=True)

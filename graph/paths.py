@@ -58,6 +58,16 @@ class Decision:
     leave_type: str | None = None
 
     @property
+    def leave_question(self) -> bool:
+        """Whether the leave-type classifiers read the question (graph/leave_model.py): a leave-policy request, or the
+        LLM path where the router gave that intent some weight. Not a compound request: they learned questions,
+        not messages that ask several things. Elsewhere a leave type is settled by the description match, as before.
+        """
+        if self.label == "compound":
+            return False
+        return "leave_policy" in self.intents or (self.path == "llm" and "leave_policy" in self.hinted_tools)
+
+    @property
     def small_talk(self) -> bool:
         """The model reads no Brightmart matter, sure ("chat") or not: nothing from the handbook is quoted."""
         return self.label == "other"

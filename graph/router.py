@@ -126,7 +126,7 @@ class Router:
         named = entities(question)
         vec = (await self.embed([question]))[0]
         d = await self._decide(question, vec, clauses, others, named, previous_intents, faq_enabled, templates_enabled)
-        if self.leave_types is not None and ("leave_policy" in d.intents or d.path == "llm"):
+        if self.leave_types is not None and d.leave_question:
             # The leave type, where a later step settles one, from the vector at hand (graph/slots.py)
             d = replace(d, leave_type=self.leave_types.fast.sure(vec))
         return d

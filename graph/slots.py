@@ -151,8 +151,19 @@ async def resolve_leave_type(text: str, embed: Callable[[list[str]], Awaitable[n
         return None if sure == NONE else sure
     if full is not None and (kind := full.pick((await embed([text]))[0], named)) is not None:
         return None if kind == NONE else kind
-    pool = named or list(LEAVE_DESCRIPTIONS)
-    vecs = await embed([text, *(LEAVE_DESCRIPTIONS[k] for k in pool)])
+    pool = described(named)
+    return closest_description(pool, await embed([text, *(LEAVE_DESCRIPTIONS[k] for k in pool)]), bool(named))
+
+
+def described(named: list[str]) -> list[str]:
+    """The leave types whose descriptions a question naming `named` (none or several) is matched to."""
+    return named or list(LEAVE_DESCRIPTIONS)
+
+
+def closest_description(pool: list[str], vecs: np.ndarray, named: bool) -> str | None:
+    """The type of `pool` whose description is closest to the question (`vecs`: the question's embedding, then the
+    descriptions'), when it stands out from the next and, among all types (`named` False), is close enough.
+    """
     sims = vecs[1:] @ vecs[0]
     order = np.argsort(-sims)
     best, margin = int(order[0]), float(sims[order[0]] - (sims[order[1]] if len(order) > 1 else 0.0))

@@ -44,7 +44,7 @@ async def slots_of(deps: Deps, d: Decision, question: str, profile: dict[str, An
     """
     slots = copy.deepcopy(filled) if filled is not None else fill_slots(question, today_of(ctx), profile, previous)
     if "leave_policy" in d.intents or d.path == "llm":
-        full = deps.router.leave_types.full if deps.router.leave_types is not None else None
+        full = deps.router.leave_types.full if deps.router.leave_types is not None and d.leave_question else None
         await settle_leave_type(question, slots, deps.embed_many, d.leave_type, full)
     return slots
 

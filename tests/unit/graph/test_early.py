@@ -289,3 +289,11 @@ def test_the_shared_embedding_is_started_only_for_a_leave_type_the_router_left_u
     assert wants_search_embedding(replace(policy, leave_type="sick"), "unpaid or parental leave for my toddler?")
     assert not wants_search_embedding(replace(policy, leave_type="unpaid"), "unpaid or parental leave for my toddler?")
     assert wants_search_embedding(Decision("handbook", "handbook", 0.9), question)
+
+
+def test_the_leave_type_classifiers_read_leave_questions_only():
+    assert Decision("template", "leave_policy", 0.9, ["leave_policy"]).leave_question
+    assert Decision("llm", "leave_policy", 0.5, hinted_tools=["leave_balance", "leave_policy"]).leave_question
+    assert not Decision("llm", "other", 0.4, hinted_tools=["weather"]).leave_question  # descriptions, as before
+    assert not Decision("template", "compound", 0.9, ["leave_policy", "weather"]).leave_question  # not learned
+    assert not Decision("faq", "faq:payday", 0.9, faq_id="payday").leave_question
