@@ -10,8 +10,8 @@ shared encoder's. They are asked only about questions that name no leave type by
 wrong answers on the dev split stay within `MAX_WRONG` of those questions; `full`'s is the one that makes the
 chain (fast, full, then the description match) most accurate on the dev split.
 
-The models are cached inside the router's own folder (`fast` reads that router's vectors; retraining the router
-drops them), keyed by the data, `RECIPE` and the keyword and description settings around them; a clone reuses
+The models are cached inside the router's own folder (`fast` reads that router's vectors), keyed by the data,
+`RECIPE`, that router's training record and the keyword and description settings around them; a clone reuses
 them until one of these changes. Training takes seconds (a few hundred embeddings each).
 """
 
@@ -67,20 +67,18 @@ def asked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [it for it in items if len(leave_types_named(it["q"])) != 1]
 
 
-def fingerprint() -> str:
-    """Changes whenever the labelled data, the recipe or what decides around the classifiers changes: the keywords
-    (which questions they are asked about) and the description match after them (which the thresholds count).
+def fingerprint(router_dir: Path) -> str:
+    """Changes whenever the labelled data, the recipe, the router whose vectors `fast` reads (its training record,
+    rewritten whenever it is trained) or what decides around the classifiers changes: the keywords (which questions
+    they are asked about) and the description match after them (which the thresholds count).
     """
     around = json.dumps([LEAVE_SYNONYMS, LEAVE_DESCRIPTIONS, LEAVE_MIN_SIMILARITY, LEAVE_MIN_MARGIN], sort_keys=True)
     h = hashlib.sha256(f"{RECIPE}|{SEED}|{MAX_WRONG}|{around}".encode())
+    router = router_dir / "meta.json"
+    h.update(router.read_bytes() if router.exists() else b"")
     for path in sorted(DATA.glob("*.yaml")):
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
-
-
-def model_dir(router_dir: Path) -> Path:
-    """Cache folder of the classifier over one router's vectors."""
-    return router_dir / f"leave-types-{fingerprint()}"
 
 
 def fit(vecs: np.ndarray, labels: list[str], dev_vecs: np.ndarray, dev_gold: list[str]) -> LeaveTypeModel:
@@ -159,33 +157,33 @@ def train(encode: Embed, shared: Embed) -> LeaveTypes:
     dev = Split.of(asked(load_split("dev")), encode, shared)
     dev_gold = [it["leave_type"] for it in dev.items]
     models = LeaveTypes(fit(encode(texts), labels, dev.fast, dev_gold), fit(shared(texts), labels, dev.full, dev_gold))
-    models.fast.meta["threshold"] = 1.01  # never taken, unless a threshold keeps its wrong answers within bounds
-    models.full.meta["threshold"] = 1.01
-    for t in THRESHOLD_GRID:
+    models.full.meta["threshold"] = 1.01  # takes nothing while the fast one's threshold is chosen
+    for t in (*THRESHOLD_GRID, 1.01):  # 1.01: never taken, when no threshold keeps its wrong answers within bounds
         models.fast.meta["threshold"] = t
         if outcomes(models, dev)["fast"]["wrong"] <= MAX_WRONG * len(dev.items):
             break
-    else:
-        models.fast.meta["threshold"] = 1.01
     best = (outcomes(models, dev)["accuracy"], 1.01)
     for t in THRESHOLD_GRID:
         models.full.meta["threshold"] = t
         best = max(best, (outcomes(models, dev)["accuracy"], t))
     models.full.meta["threshold"] = best[1]
     for m in (models.fast, models.full):
-        m.meta |= {"recipe": RECIPE, "fingerprint": fingerprint(), "train_examples": len(train_items)}
+        m.meta |= {"recipe": RECIPE, "train_examples": len(train_items)}
     models.fast.meta["dev"] = outcomes(models, dev)
     return models
 
 
 def ensure(router_dir: Path, encode: Embed, shared: Embed) -> LeaveTypes:
-    """The cached classifiers for this router and data, trained now when missing (seconds)."""
-    folder = model_dir(router_dir)
+    """The cached classifiers for this router and data (in the router's folder), trained now when missing (seconds)."""
+    key = fingerprint(router_dir)
+    folder = router_dir / f"leave-types-{key}"
     try:
         return LeaveTypes.load(folder)
     except FileNotFoundError:
         log.info("training the leave-type classifiers: none cached for this router and data")
     models = train(encode, shared)
+    for m in (models.fast, models.full):
+        m.meta["fingerprint"] = key
     tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")  # written whole, then moved into place
     models.save(tmp)
     try:

@@ -46,7 +46,6 @@ from app.router_thresholds import (
     outcomes,
 )
 from app.settings import ROOT, Settings, get_settings
-from graph.leave_model import LeaveTypes
 from graph.router import Router
 from graph.router_model import RouterModel
 from tools.embedding_memo import EmbeddingMemo
@@ -168,8 +167,6 @@ def train(kind: str, settings: Settings | None = None) -> tuple[RouterModel, Emb
                   "encoder_int8": embedder.int8, "train_seconds": round(time.perf_counter() - t0, 1),
                   "base_model": base.name}
     model.save(folder)
-    for stale in folder.glob("leave-types-*"):  # fitted on the vectors of the encoder trained over
-        shutil.rmtree(stale, ignore_errors=True)
     log.info("router %s: C=%s T=%s dev %s, public val %s", kind, model.meta["C"], model.temperature,
              model.meta["dev"], model.meta["public_val"])
     return model, embedder
@@ -242,46 +239,34 @@ def choose_model(settings: Settings | None = None) -> str:
     return "frozen"
 
 
-def ensure_router(settings: Settings | None = None, kind: str = "frozen") -> RouterModel:
-    """The cached router for the current data, trained now when missing (seconds for `frozen`)."""
-    settings = settings or get_settings()
-    folder = model_dir(settings, kind, load_embedder(settings.embedding_model).name)
-    try:
-        return RouterModel.load(folder)
-    except FileNotFoundError:
-        log.info("training the router (%s): no cached model for this data", kind)
-        return train(kind, settings)[0]
-
-
 def load_router(settings: Settings | None = None, kind: str | None = None, standalone: bool = False) -> Router:
-    """The router to serve: the shipped candidate (or `kind`) with the encoder it was trained on.
+    """The router to serve: the shipped candidate (or `kind`), cached or trained now, with the encoder it was
+    trained on.
 
     The `frozen` router shares the app's embedding model and memo (Deps fills in `embed`) unless
     `standalone`; the `finetuned` one brings its own encoder (its own thread, and process: `ENCODER_PROCESS`).
     """
     settings = settings or get_settings()
     kind = kind or choose_model(settings)
-    model = ensure_router(settings, kind)
     base = load_embedder(settings.embedding_model)
+    folder = model_dir(settings, kind, base.name)  # its leave-type classifiers are kept there too
+    try:
+        model = RouterModel.load(folder)
+    except FileNotFoundError:  # trained now (seconds for `frozen`)
+        log.info("training the router (%s): no cached model for this data", kind)
+        model = train(kind, settings)[0]
     faq = {e.id: [*e.phrasings, e.answer] for e in load_faq(FAQ_PATH).values()}
+    encoder = base
     if kind == "finetuned":
-        encoder = Embedder(str(model_dir(settings, kind, base.name) / "encoder"), settings.embed_backend,
-                           settings.torch_threads, int8=int8_encoder(settings, kind),
-                           process=settings.encoder_process)
+        encoder = Embedder(str(folder / "encoder"), settings.embed_backend, settings.torch_threads,
+                           int8=int8_encoder(settings, kind), process=settings.encoder_process)
         fitted = bool(model.meta.get("encoder_int8"))
         if encoder.int8 != fitted:  # its head was fitted on other vectors
             log.error("the fine-tuned router's encoder serves %s vectors but its head was fitted on %s ones: "
                       "serving the frozen router", *("int8" if x else "float" for x in (encoder.int8, fitted)))
             return load_router(settings, "frozen", standalone)
-        return Router(model, EmbeddingMemo(encoder), faq, leave_types(settings, kind, encoder, base))
-    return Router(model, EmbeddingMemo(base) if standalone else None, faq, leave_types(settings, kind, base, base))
-
-
-def leave_types(settings: Settings, kind: str, encoder: Embedder, base: Embedder) -> LeaveTypes:
-    """The leave-type classifiers over this router's vectors (`encoder`'s) and the shared encoder's (`base`'s),
-    trained now when missing (seconds).
-    """
-    return leave_train.ensure(model_dir(settings, kind, base.name), encoder.embed, base.embed)
+    memo = EmbeddingMemo(encoder) if kind == "finetuned" or standalone else None
+    return Router(model, memo, faq, leave_train.ensure(folder, encoder.embed, base.embed))
 
 
 def main(argv: list[str] | None = None) -> int:

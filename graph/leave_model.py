@@ -25,6 +25,13 @@ import numpy as np
 NONE = "none"  # the class of questions about leave in general, no particular type
 
 
+def settles(kind: str | None, named: list[str]) -> bool:
+    """Whether a classifier's answer settles a question naming `named` (no type, or several): a type, or NONE,
+    when none is named; one of those named when several are.
+    """
+    return kind is not None and (not named or kind in named)
+
+
 @dataclass
 class LeaveTypeModel:
     """Softmax over `coef @ vec + intercept`, and the probability it must reach to be taken."""
@@ -57,7 +64,7 @@ class LeaveTypeModel:
         sure of, when the question names none or names that one; else None (not sure: the next method decides).
         """
         kind = self.sure(vec)
-        return kind if kind is not None and (not named or kind in named) else None
+        return kind if settles(kind, named) else None
 
     def save(self, folder: Path) -> None:
         """Write the arrays and the labels with what training chose (no pickles)."""

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from graph.leave_model import NONE, LeaveTypeModel
+from graph.leave_model import NONE, LeaveTypeModel, settles
 from graph.times import MONTH_LEVEL, date_slot, read_times, time_phrases
 from tools.domain import (
     CITIES,
@@ -111,7 +111,7 @@ def leave_type_needs_meaning(text: str, sure: str | None = None) -> bool:
     or several, and the router's leave-type classifier has not settled it (`sure`: `Decision.leave_type`).
     """
     named = leave_types_named(text)
-    return len(named) != 1 and not (sure is not None and (not named or sure in named))
+    return len(named) != 1 and not settles(sure, named)
 
 
 async def settle_leave_type(text: str, slots: dict[str, Any], embed: Callable[[list[str]], Awaitable[np.ndarray]],
@@ -147,7 +147,7 @@ async def resolve_leave_type(text: str, embed: Callable[[list[str]], Awaitable[n
     named = leave_types_named(text) if named is None else named
     if len(named) == 1:
         return named[0]
-    if sure is not None and (not named or sure in named):
+    if settles(sure, named):
         return None if sure == NONE else sure
     if full is not None and (kind := full.pick((await embed([text]))[0], named)) is not None:
         return None if kind == NONE else kind

@@ -57,7 +57,8 @@ async def test_a_machine_without_the_models_trains_them_even_inside_an_event_loo
     dev = models.fast.meta["dev"]
     assert dev["fast"]["wrong"] <= MAX_WRONG * dev["n"]  # the bound its threshold was chosen for
     assert ensure(tmp_path, words, words).fast.threshold == models.fast.threshold  # cached: not trained again
-    assert [p.name for p in tmp_path.iterdir()] == [f"leave-types-{fingerprint()}"]  # no half-written folder left
+    # no half-written folder left
+    assert [p.name for p in tmp_path.iterdir()] == [f"leave-types-{fingerprint(tmp_path)}"]
 
 
 def test_most_dev_and_test_questions_name_no_leave_type():
