@@ -27,10 +27,14 @@ def optimized_lines(s: dict[str, Any]) -> str:
     lines: list[str] = []
     if s.get("floor_ratio"):
         lines.append("\n| floor (optimized over what its parts allow) | requests | to first text, median | p95 "
-                     "| to the end of the turn, median | p95 |\n|---|---|---|---|---|---|")
+                     "| to the end of the turn, median | p95 | first text over the warm floor, median / p95 |"
+                     "\n|---|---|---|---|---|---|---|")
         for kind, f in s["floor_ratio"].items():
+            warm = (f"{_fmt(f['warm_first_text_median'], 2)}x / {_fmt(f['warm_first_text_p95'], 2)}x"
+                    if "warm_first_text_median" in f else "-")
             lines.append(f"| {kind} | {f['n']} | {_fmt(f.get('first_text_median'), 2)}x | "
-                         f"{_fmt(f.get('first_text_p95'), 2)}x | {_fmt(f['median'], 2)}x | {_fmt(f['p95'], 2)}x |")
+                         f"{_fmt(f.get('first_text_p95'), 2)}x | {_fmt(f['median'], 2)}x | {_fmt(f['p95'], 2)}x | "
+                         f"{warm} |")
     if s.get("overhead_budget"):
         lines.append("\n| per-turn overhead (ms, p50/p95) | requests | floor | first text | end of turn | in nodes "
                      "| framework | after first text |\n|---|---|---|---|---|---|---|---|")

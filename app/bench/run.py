@@ -107,12 +107,32 @@ class Runner:
                 **scored}
 
     async def run_measured(self, variant: str, item: Item) -> dict[str, Any]:
-        """One scored row followed by its floor probe, on the same machine state (`app/bench/floors.py`)."""
+        """One scored row followed at once by its floor probe (`--accuracy-only`: no other variant's request to
+        put between them; see `probe`).
+        """
         row = await self.run(variant, item)
+        await self.probe(variant, row, item)
+        return row
+
+    async def probe(self, variant: str, row: dict[str, Any], item: Item, key: str = "floor_ms") -> None:
+        """The row's floor (`app/bench/floors.py`) into `row[key]`, and its kind into `row["floor_kind"]`."""
         settings = get_settings()
         found = await floors.floor_ms(self._deps_for(variant), row, item.user, settings.llm_url, settings.vllm_model)
-        row["floor_kind"], row["floor_ms"] = found or (None, None)
-        return row
+        row["floor_kind"], row[key] = found or (None, None)
+
+
+async def run_item(runner: Runner, i: int, item: Item) -> list[dict[str, Any]]:
+    """One item on the three variants, the optimized graph between the two others (their order alternates with
+    `i`), so it always meets the machine right after an LLM answer, as a user of a shared server does. Its floor is
+    probed twice: at once (`floor_warm_ms`), and after the next variant's request, as the turn met the machine
+    (`floor_ms`, app/bench/floors.py).
+    """
+    first, last = ("baseline", "create_agent") if i % 2 == 0 else ("create_agent", "baseline")
+    rows = [await runner.run(first, item), opt := await runner.run("optimized", item)]
+    await runner.probe("optimized", opt, item, "floor_warm_ms")
+    rows.append(await runner.run(last, item))
+    await runner.probe("optimized", opt, item)
+    return rows
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -176,10 +196,8 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     bar = tqdm(total=len(items) * len(variants) + repeats * len(abl_items) * (len(ABLATIONS) + 1), desc="bench",
                unit="req")
     for i, item in enumerate(items):  # interleaved: machine drift hits every variant alike
-        for variant in variants[i % 3:] + variants[:i % 3]:
-            measure = runner.run_measured if variant == "optimized" else runner.run  # its floor right after it
-            rows.append(await measure(variant, item))
-            bar.update()
+        rows += await run_item(runner, i, item)
+        bar.update(3)
     after = probes.vllm_counters(settings.llm_url)
     summary: dict[str, Any] = {v: summarize([r for r in rows if r["variant"] == v]) for v in variants}
     opt_rows = [r for r in rows if r["variant"] == "optimized"]

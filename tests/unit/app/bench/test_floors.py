@@ -99,6 +99,9 @@ def test_first_text_ratios_and_the_overhead_budget():
     s = floors.floor_summary(rows)
     assert s["faq"]["n"] == 2 and s["faq"]["median"] == pytest.approx(1.5)  # to the end: both rows
     assert s["faq"]["first_text_median"] == pytest.approx(1.2)  # to the first text: the row that streamed
+    assert "warm_first_text_median" not in s["faq"]  # no warm probe: none summarized
+    rows[0]["floor_warm_ms"] = 16.0
+    assert floors.floor_summary(rows)["faq"]["warm_first_text_p95"] == pytest.approx(1.5)  # beside the matched one
     b = floors.overhead_budget(rows)
     assert list(b) == ["faq", "cache_hit"]  # no template row: no template budget
     assert b["faq"]["n"] == 1 and b["faq"]["framework_ms_p50"] == pytest.approx(9.5)  # 30 less 20.5 in nodes

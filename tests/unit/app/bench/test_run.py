@@ -45,3 +45,34 @@ def test_the_speculation_ablation_reports_an_interval_paired_with_the_reference(
     assert started == [False, True]  # without speculation for the pass, then back as it was
     assert out["slowdown"] == 2.0
     assert out["slowdown_ci95"] == [2.0, 2.0]  # paired with the reference's first round only
+
+
+def test_the_optimized_turn_and_its_floor_each_follow_an_llm_answer():
+    from app.bench.run import run_item
+
+    class Ordered:
+        def __init__(self):
+            self.steps = []
+
+        async def run(self, variant, item):
+            self.steps.append(variant)
+            return {"variant": variant}
+
+        async def probe(self, variant, row, item, key="floor_ms"):
+            self.steps.append(key)
+            row[key] = 1.0
+
+    item = Item("s1", "s1", 0, "E1001", "q", "session", ["faq"])
+    firsts = set()
+    for i in range(4):
+        runner = Ordered()
+        rows = asyncio.run(run_item(runner, i, item))
+        assert [r["variant"] for r in rows] == [v for v in runner.steps if not v.startswith("floor")]
+        steps = runner.steps
+        turn, matched = steps.index("optimized"), steps.index("floor_ms")
+        assert steps[turn - 1] in ("baseline", "create_agent")  # the turn meets the machine after an LLM answer
+        assert steps[matched - 1] in ("baseline", "create_agent") and steps[matched - 1] != steps[turn - 1]
+        assert steps[turn + 1] == "floor_warm_ms"  # the warm probe right after its turn
+        assert rows[1]["floor_ms"] == 1.0 and rows[1]["floor_warm_ms"] == 1.0
+        firsts.add(steps[0])
+    assert firsts == {"baseline", "create_agent"}  # the plain agents take turns going first
