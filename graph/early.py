@@ -34,6 +34,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
+from graph import held_answers
 from graph.context import Context
 from graph.deps import Deps
 from graph.intake import new_turn
@@ -136,6 +137,9 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
                 decided.set_result(d)
             if d.label == "follow_up":  # what it continues is the conversation's: the graph decides it again
                 return
+            if held_answers.applies(d, ctx):
+                await handbook()
+                return
             if ctx.early_embedding and wants_search_embedding(d, question):
                 deps.prefetch_search_embedding(question)
             if (entry := faq_entry(d, deps.faq)) is not None:
@@ -144,6 +148,24 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
                 await plan(d)
         finally:
             settle()  # it failed: route_question decides itself, and meets the error there
+
+    async def handbook() -> None:
+        """A handbook question: the answer noted beside its search's entry for these words, when the entry still
+        holds the result it was drawn from (graph/held_answers.py), read with the read-ahead or now. The shared
+        encoder's embedding starts after it: the graph's search and answer still need it.
+        """
+        entry, note = held_answers.keys(deps, question, user)
+        read = await asyncio.shield(ahead) if ahead is not None else None  # see above: never cancelled
+        if read is None or entry not in read.handbook_keys:
+            if ctx.early_embedding:
+                deps.prefetch_search_embedding(question)
+            held = await deps.cache.peek([entry, note])
+        else:
+            held = read.held
+        if (said := held_answers.kept(held, entry, note, ctx)) is not None:
+            send(pieces(said))
+        if ctx.early_embedding:
+            deps.prefetch_search_embedding(question)
 
     async def plan(d: Decision) -> None:
         """The template path's plan, from the caller's profile as Redis holds it (route_question takes it, profile

@@ -217,16 +217,17 @@ async def found_in_cache(deps: Deps, plan: list[ToolCall], user: str, ctx: Conte
     return [done[c["id"]] for c in plan]
 
 
-async def cached_ahead(deps: Deps, plans: list[list[ToolCall]], user: str) -> dict[str, dict[str, Any]]:
+async def cached_ahead(deps: Deps, plans: list[list[ToolCall]], user: str,
+                       extra: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
     """What the cache holds for the exactly-matched calls of any of `plans`, by key: read before the router has said
     which plan the turn takes (graph/early.py), so that a cache hit's plan finds its results at hand. One round trip
-    for the plans' independent calls, one more for the calls that read their results (from what was found).
-    Nothing is counted: `found_in_cache` counts what a turn uses.
+    for the plans' independent calls (and the `extra` keys), one more for the calls that read their results (from
+    what was found). Nothing is counted: `found_in_cache` counts what a turn uses.
     """
     held: dict[str, dict[str, Any]] = {}
     done: list[dict[str, ToolResult]] = [{} for _ in plans]
     for n in range(2):
-        wanted: dict[str, list[tuple[int, ToolCall, dict[str, Any]]]] = {}
+        wanted: dict[str, list[tuple[int, ToolCall, dict[str, Any]]]] = {k: [] for k in (extra if n == 0 else ())}
         for i, plan in enumerate(plans):
             for call in _stages(plan)[n]:
                 if (exact := _exact_key(deps, call, done[i], user)) is not None:

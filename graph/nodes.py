@@ -8,7 +8,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from graph import drafts, early, extract, llm, templates
+from graph import drafts, early, extract, held_answers, llm, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.early import faq_entry, wants_search_embedding
@@ -244,8 +244,16 @@ class Nodes:
                 # router reads as no Brightmart matter is not quoted (on train+dev 16 of 17 such quotes were wrong).
                 if not small_talk and (quote := await extract.quote(state["question"], results, self.deps.embed_many,
                                                                     ctx.kb_answer_threshold)):
-                    return self._said(state, quote, "handbook_quote")
-                return self._said(state, out_of_scope() if small_talk else not_in_handbook(results), "not_in_handbook")
+                    said = self._said(state, quote, "handbook_quote")
+                else:
+                    said = self._said(state, out_of_scope() if small_talk else not_in_handbook(results),
+                                      "not_in_handbook")
+                lone = results[0] if len(results) == 1 and results[0]["name"] == held_answers.SEARCH else None
+                if decision is not None and held_answers.applies(decision, ctx) and lone and lone["data"]:
+                    # A lone search: the same words asked again are answered as soon as the router decides.
+                    await held_answers.remember(self.deps, state["question"], state["user"], lone["data"],
+                                               said["answer"], ctx)
+                return said
         return {"answered_by": "llm"}
 
     @timed

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from graph import templates
+from graph import held_answers, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import cached_ahead, found_in_cache
@@ -22,7 +22,7 @@ from graph.parts import label_of, part_of, template_parts
 from graph.paths import Decision
 from graph.slots import fill_slots, settle_leave_type
 from graph.state import Part, ToolCall, ToolResult
-from tools.registry import INTENTS
+from tools.registry import INTENTS, TOOLS
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ class ReadAhead:
 
     slots: dict[str, Any]
     held: dict[str, dict[str, Any]]
+    handbook_keys: tuple[str, ...] = ()  # read too: a handbook answer's entry and note (graph/held_answers.py)
 
 
 async def read_ahead(deps: Deps, question: str, user: str, profile: dict[str, Any], ctx: Context) -> ReadAhead:
@@ -90,7 +91,8 @@ async def read_ahead(deps: Deps, question: str, user: str, profile: dict[str, An
     plans = [plan for intent in INTENTS
              if (plan := templates.plan_parts(templates.per_month(part_of(deps.faq, intent, "", slots, profile, today)),
                                               user)) and len(plan) <= READ_AHEAD_MAX_CALLS]
-    return ReadAhead(slots, await cached_ahead(deps, plans, user))
+    handbook_keys = held_answers.keys(deps, question, user) if held_answers.SEARCH in TOOLS else ()
+    return ReadAhead(slots, await cached_ahead(deps, plans, user, handbook_keys), handbook_keys)
 
 
 def update_of(planned: TemplatePlan) -> dict[str, Any]:

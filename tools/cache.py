@@ -66,6 +66,25 @@ class ToolCache:
         """The Redis key an exactly-matched call's result lives under, in this cache's namespace."""
         return self.namespace + cache_key(spec, args, user)
 
+    def entry_of(self, spec: ToolSpec, args: dict[str, Any], user: str) -> str:
+        """The key of a similarity tool's entry for exactly this text (its vector set points at such keys)."""
+        assert spec.similarity_arg is not None, f"{spec.name} has no free-text argument"
+        text = str(args.get(spec.similarity_arg, ""))
+        return f"{self.key_of(spec, args, user)}:e:{hashlib.sha256(text.strip().lower().encode()).hexdigest()[:16]}"
+
+    def note_of(self, spec: ToolSpec, args: dict[str, Any], user: str) -> str:
+        """The key of a note beside that entry (`annotate`)."""
+        return self.entry_of(spec, args, user) + ":a"
+
+    async def annotate(self, spec: ToolSpec, args: dict[str, Any], user: str, note: dict[str, Any]) -> None:
+        """Write a note beside a similarity tool's entry for exactly this text, for the tool's lifetime: what was
+        drawn from its result (graph/held_answers.py). The note names the result it holds for; `peek` reads both.
+        """
+        try:
+            await self.redis.set(self.note_of(spec, args, user), json.dumps(note), ex=spec.ttl_s)
+        except RedisError as exc:
+            log.warning("tool cache note not written (redis: %s)", exc)
+
     async def peek(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         """The results the cache holds under `keys` (exactly-matched entries), in one round trip, counting nothing:
         a look ahead that decides nothing yet (graph/executor.py:cached_ahead). Absent ones are left out; so is
@@ -131,11 +150,11 @@ class ToolCache:
                 return
             if text_vec is None:
                 return
-            text = str(args.get(spec.similarity_arg, ""))
-            entry = f"{key}:e:{hashlib.sha256(text.strip().lower().encode()).hexdigest()[:16]}"
+            entry = self.entry_of(spec, args, user)
             await self.redis.set(entry, body, ex=spec.ttl_s)
             vs = VectorSet(self.redis, key + ":v")
-            await vs.add(entry, text_vec, {"exp": time.time() + spec.ttl_s, "q": text[:200]})
+            await vs.add(entry, text_vec, {"exp": time.time() + spec.ttl_s,
+                                           "q": str(args.get(spec.similarity_arg, ""))[:200]})
             await self.redis.expire(key + ":v", spec.ttl_s * 2)
         except RedisError as exc:
             log.warning("tool cache bypassed on write (redis: %s)", exc)

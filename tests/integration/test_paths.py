@@ -3,7 +3,8 @@
 import yaml
 
 from app.settings import ROOT
-from app.turn import new_thread_id
+from app.turn import new_thread_id, run_turn
+from graph.context import Context
 
 FAQ = {e["id"]: e for e in yaml.safe_load((ROOT / "data" / "faq.yaml").read_text())}
 
@@ -110,6 +111,16 @@ async def test_policy_lookup_quotes_the_knowledge_base(ask):
     assert row["router"]["label"] == "handbook"  # sure or not, the handbook is where the answer is
     assert "kb_search" in {t["name"] for t in row["tools"]} and row["llm_calls"] <= 1  # at most a plan
     assert "Epiphany" in row["answer"]
+
+
+async def test_a_handbook_question_asked_again_is_answered_before_the_graph_runs(helpdesk):
+    q = "What is the policy on public holidays in Spain?"
+    first = await run_turn(helpdesk, q, "E1003", None, Context())
+    order: list[str] = []
+    again = await run_turn(helpdesk, q, "E1001", None, Context(), on_delta=lambda _t: order.append("text"),
+                           on_update=lambda node, _u: order.append(node))
+    assert again["answer"] == first["answer"] and "Epiphany" in again["answer"]  # the same quote, shared
+    assert order[0] == "text"  # before route_question's step ended: the answer noted beside the search's entry
 
 
 async def test_writing_request_gets_a_draft_of_its_own_words_without_the_llm(ask):

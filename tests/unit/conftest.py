@@ -80,6 +80,15 @@ class FakeCache:
     async def put(self, spec, args, user, result, text_vec=None):
         self.store[self.key_of(spec, args, user)] = result
 
+    def entry_of(self, spec, args, user):  # a similarity tool's result is kept per exact text here already
+        return self.key_of(spec, args, user)
+
+    def note_of(self, spec, args, user):
+        return self.entry_of(spec, args, user) + ":a"
+
+    async def annotate(self, spec, args, user, note):
+        self.store[self.note_of(spec, args, user)] = note
+
 
 def _emp(args: dict[str, Any]) -> int:
     return int(args.get("employee", "E1000")[1:]) if "employee" in args else 0

@@ -52,3 +52,17 @@ async def test_a_look_ahead_returns_what_is_held_counts_nothing_and_steps_aside_
     server = FakeServer()
     server.connected = False  # Redis is down
     assert await ToolCache(FakeAsyncRedis(server=server)).peek([held]) == {}
+
+
+async def test_a_note_lives_beside_the_entry_for_exactly_that_text():
+    import numpy as np
+
+    cache = ToolCache(FakeAsyncRedis(server=FakeServer()))
+    kb = TOOLS["kb_search"]
+    args = {"query": "Hotel limit in Paris?"}
+    await cache.put(kb, args, "E1001", {"passages": []}, np.ones(4, np.float32) / 2)  # its vector set: a fake's gap
+    assert cache.entry_of(kb, {"query": " hotel limit in paris? "}, "E1002") == cache.entry_of(kb, args, "E1001")
+    await cache.annotate(kb, args, "E1001", {"answer": "EUR 150"})
+    held = await cache.peek([cache.entry_of(kb, args, "E1001"), cache.note_of(kb, args, "E1001")])
+    assert list(held.values()) == [{"passages": []}, {"answer": "EUR 150"}]
+    assert cache.note_of(kb, {"query": "Hotel limit in Rome?"}, "E1001") != cache.note_of(kb, args, "E1001")
