@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Annotated, Any, TypedDict
 
+import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -83,13 +85,30 @@ async def test_only_the_turns_own_thread_and_latest_checkpoint_are_handed_on():
     assert len(_Counted.reads) == 5  # outside the block, every read is the store's
 
 
-async def test_the_two_trip_read_returns_what_the_librarys_read_does(tmp_path):
-    """Latest, by id, the first one (no parent), with pending writes, and a thread with none: as the library reads."""
+class _Busy:
+    """A connection whose file is locked: every statement says so."""
+
+    def execute(self, *_args):
+        raise sqlite3.OperationalError("database is locked")
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("where", ["file", "memory", "busy"])
+async def test_the_direct_read_returns_what_the_librarys_read_does(tmp_path, where):
+    """Latest, by id, the first one (no parent), with pending writes, and a thread with none: as the library reads,
+    on the loop's thread, and by aiosqlite's when there is no second connection or the file is busy.
+    """
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from app.checkpoints import SqliteSaver
 
-    async with SqliteSaver.from_conn_string(str(tmp_path / "c.sqlite")) as saver:
+    async with SqliteSaver.from_conn_string(":memory:" if where == "memory" else str(tmp_path / "c.sqlite")) as saver:
+        assert (saver.reader is None) == (where == "memory")
+        if where == "busy":
+            saver.reader = _Busy()
+        direct = where == "file"
         builder = StateGraph(_Turn)
         builder.add_node("reply", _reply)
         builder.add_edge(START, "reply")
@@ -101,9 +120,13 @@ async def test_the_two_trip_read_returns_what_the_librarys_read_does(tmp_path):
         head = await AsyncSqliteSaver.aget_tuple(saver, latest)
         await saver.aput_writes(head.config, [("answer", "pending"), ("user", "E1001")], task_id="task-1")
         first = [t async for t in saver.alist(latest)][-1].config
+        there = saver._read_there
+        if direct:  # a file that is not busy is read on this thread alone
+            saver._read_there = None  # type: ignore[method-assign]
         for config in (latest, head.config, first, {"configurable": {"thread_id": "none", "checkpoint_ns": ""}}):
             ours, theirs = await saver.aget_tuple(config), await AsyncSqliteSaver.aget_tuple(saver, config)
             assert ours == theirs, config
         assert (await saver.aget_tuple(latest)).pending_writes == [("task-1", "answer", "pending"),
                                                                   ("task-1", "user", "E1001")]
         assert (await saver.aget_tuple(first)).parent_config is None
+        saver._read_there = there  # type: ignore[method-assign]
