@@ -148,7 +148,8 @@ def overhead_budget(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
     `framework_ms` is the time to the final result (`total_ms`) less the time inside the nodes: LangGraph's
     steps, the checkpoint read and write, the stream and the thread-owner check. `first_text_ms` is when the
-    answer's first text reached the caller; the `*_over_floor` ratios are per row.
+    answer's first text reached the caller; `gc_ms` the garbage collector's pauses during the turn; the
+    `*_over_floor` ratios are per row.
     """
     out: dict[str, dict[str, float]] = {}
     for kind in ("faq", "cache_hit", "template"):
@@ -159,6 +160,7 @@ def overhead_budget(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
                   "total_ms": [r["total_ms"] for r in kept], "nodes_ms": [nodes_ms(r) for r in kept],
                   "framework_ms": [r["total_ms"] - nodes_ms(r) for r in kept],
                   "after_first_text_ms": [r["total_ms"] - r["ttft_ms"] for r in kept],
+                  "gc_ms": [r.get("gc_ms") or 0.0 for r in kept],
                   "first_text_over_floor": [r["ttft_ms"] / r["floor_ms"] for r in kept],
                   "total_over_floor": [r["total_ms"] / r["floor_ms"] for r in kept]}
         out[kind] = {"n": len(kept), **{f"{name}_p{p}": percentile(xs, p) for name, xs in series.items()

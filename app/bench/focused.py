@@ -13,7 +13,8 @@ from tqdm import tqdm
 
 from app import services
 from app.bench import plots, probes
-from app.bench.run import Runner, optimized_summary, summarize
+from app.bench.metrics import GC_PAUSES
+from app.bench.run import Runner, conversation_store, optimized_summary, summarize
 from app.bench.sessions import interleaved
 from app.bench.workload import load
 from app.router_train import load_split
@@ -44,10 +45,12 @@ async def accuracy_only(out: str = "bench-results") -> int:
     settings = get_settings()
     services.up(settings)
     deps = await build_deps(settings)
-    runner = Runner(deps, run_id=str(int(time.time())))
-    await runner.learn_sessions(["optimized"])
-    rows = [await runner.run_measured("optimized", item)
-            for item in tqdm(interleaved(load()), desc="accuracy", unit="req")]
+    GC_PAUSES.install()
+    async with conversation_store() as saver:
+        runner = Runner(deps, run_id=str(int(time.time())), saver=saver)
+        await runner.learn_sessions(["optimized"])
+        rows = [await runner.run_measured("optimized", item)
+                for item in tqdm(interleaved(load()), desc="accuracy", unit="req")]
     held = [r for r in rows if r["kind"] == "heldout"]
     main_rows = [r for r in rows if r["kind"] != "heldout"]
     summary = {"main_workload": summarize(main_rows), "heldout_slice": summarize(held)}
@@ -57,7 +60,7 @@ async def accuracy_only(out: str = "bench-results") -> int:
     misses = [{k: r[k] for k in ("kind", "q", "route", "answer")} for r in rows if not r["correct"]]
     Path(out).mkdir(parents=True, exist_ok=True)
     kept = [{k: r.get(k) for k in ("kind", "session", "user", "q", "route", "router_label", "correct", "total_ms",
-                                   "ttft_ms", "floor_kind", "floor_ms", "tools", "next_turn",
+                                   "ttft_ms", "floor_kind", "floor_ms", "gc_ms", "tools", "next_turn",
                                    "timings_ms")} for r in rows]
     (Path(out) / "accuracy.json").write_text(json.dumps({"summary": summary, "misses": misses, "rows": kept},
                                                         indent=2))

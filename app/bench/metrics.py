@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import re
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -92,3 +94,30 @@ def paired_ratio_ci(ref: dict[str, float], var: dict[str, float], reps: int = 20
         pick = [rng.choice(keys) for _ in keys]
         ratios.append(sum(var[k] for k in pick) / max(1e-9, sum(ref[k] for k in pick)))
     return percentile(ratios, 2.5), percentile(ratios, 97.5)
+
+
+class GcPauses:
+    """The garbage collector's pauses in this process, added up (`total_ms`) from the moment it is installed: a
+    row's share is the difference across its turn (`gc_ms`), so an answer that waited for a collection says so.
+    """
+
+    def __init__(self) -> None:
+        self.total_ms = 0.0
+        self._started: float | None = None
+        self._installed = False
+
+    def install(self) -> None:
+        """Start adding up (once per process; a second call changes nothing)."""
+        if not self._installed:
+            gc.callbacks.append(self._on_gc)
+            self._installed = True
+
+    def _on_gc(self, phase: str, _info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        elif self._started is not None:
+            self.total_ms += (time.perf_counter() - self._started) * 1000
+            self._started = None
+
+
+GC_PAUSES = GcPauses()

@@ -37,10 +37,10 @@ def optimized_lines(s: dict[str, Any]) -> str:
                          f"{warm} |")
     if s.get("overhead_budget"):
         lines.append("\n| per-turn overhead (ms, p50/p95) | requests | floor | first text | end of turn | in nodes "
-                     "| framework | after first text |\n|---|---|---|---|---|---|---|---|")
+                     "| framework | after first text | garbage collection |\n|---|---|---|---|---|---|---|---|---|")
         for kind, b in s["overhead_budget"].items():
-            cells = " | ".join(f"{_fmt(b[f'{k}_p50'], 1)}/{_fmt(b[f'{k}_p95'], 1)}" for k in (
-                "floor_ms", "first_text_ms", "total_ms", "nodes_ms", "framework_ms", "after_first_text_ms"))
+            cells = " | ".join(f"{_fmt(b.get(f'{k}_p50'), 1)}/{_fmt(b.get(f'{k}_p95'), 1)}" for k in (
+                "floor_ms", "first_text_ms", "total_ms", "nodes_ms", "framework_ms", "after_first_text_ms", "gc_ms"))
             lines.append(f"| {kind} | {b['n']} | {cells} |")
     if s.get("compound", {}).get("n"):
         c = s["compound"]

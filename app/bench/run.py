@@ -11,7 +11,10 @@ import asyncio
 import json
 import logging
 import math
+import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -24,9 +27,11 @@ from app import services
 from app.bench import coldstart, floors, metrics, plots, probes
 from app.bench.baseline import build_plain_agent, run_create_agent
 from app.bench.items import Item
+from app.bench.metrics import GC_PAUSES
 from app.bench.sessions import interleaved, next_turn_summary, training_sessions
 from app.bench.workload import TODAY, load
 from app.bench.workload import quick as quick_slice
+from app.checkpoints import SqliteSaver
 from app.router_train import load_split
 from app.runtime import build_deps
 from app.settings import get_settings
@@ -45,9 +50,10 @@ ABLATIONS["all_off"] = dict.fromkeys(SHORTCUTS, False)
 class Runner:
     """Runs one item through one variant and scores it; each variant has its own cache namespace."""
 
-    def __init__(self, deps: Any, run_id: str) -> None:
+    def __init__(self, deps: Any, run_id: str, saver: Any = None) -> None:
         self.deps = deps
         self.run_id = run_id
+        self.saver = saver  # the conversations' store (`conversation_store`); None: each graph's own, in memory
         self.graphs: dict[str, Any] = {}
         self.histories: dict[str, list] = {}
 
@@ -70,7 +76,7 @@ class Runner:
         if variant not in self.graphs:
             deps = self._deps_for(variant)
             build = build_plain_agent if variant == "baseline" else build_desk
-            self.graphs[variant] = build(deps, checkpointer=InMemorySaver())
+            self.graphs[variant] = build(deps, checkpointer=self.saver or InMemorySaver())
         return self.graphs[variant]
 
     async def run(self, variant: str, item: Item, options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -93,7 +99,9 @@ class Runner:
                    "llm_calls": out["llm_calls"], "total_ms": out["total_ms"], "ttft_ms": ttft[0] if ttft else None,
                    "timings_ms": {}, "error": err}
         else:
+            collected = GC_PAUSES.total_ms
             row = await run_turn(self.graph(variant), item.q, item.user, thread, ctx)
+            row["gc_ms"] = GC_PAUSES.total_ms - collected
             if variant == "baseline":
                 row["route"] = None
         scored = metrics.score_row(row["answer"], row["route"], item.facts, item.forbidden,
@@ -101,7 +109,8 @@ class Runner:
         return {"variant": variant, "id": item.id, "kind": item.kind, "session": item.session, "user": item.user,
                 "q": item.q,
                 "expect_routes": item.expect_routes, **{k: row.get(k) for k in (
-                    "answer", "route", "tools", "llm_calls", "total_ms", "ttft_ms", "timings_ms", "error")},
+                    "answer", "route", "tools", "llm_calls", "total_ms", "ttft_ms", "timings_ms", "error",
+                    "gc_ms")},
                 "router_label": (row.get("router") or {}).get("label"), "prefetch": row.get("prefetch") or {},
                 "next_turn": row.get("next_turn") or {},
                 **scored}
@@ -172,9 +181,25 @@ async def load_test(runner: Runner, variant: str, items: list[Item], sessions: i
             "errors": sum(1 for r in done if r.get("error")), "accuracy": sum(r["correct"] for r in done) / len(done)}
 
 
-async def main(quick: bool = False, out: str = "bench-results", load_sessions: int = 8,  # noqa: C901
-               repeats: int = 1) -> int:
+@asynccontextmanager
+async def conversation_store() -> AsyncIterator[Any]:
+    """The conversations' store as the app keeps them (app/resources.py: SQLite, read once per turn on the event
+    loop's thread), in a file of the run's own. Kept in memory instead, every conversation of the run would be
+    part of the process's heap, which the app's is not: its garbage collections grew with the run.
+    """
+    with tempfile.TemporaryDirectory(prefix="helpdesk-bench-") as tmp:
+        async with SqliteSaver.from_conn_string(str(Path(tmp) / "checkpoints.sqlite")) as saver:
+            yield saver
+
+
+async def main(quick: bool = False, out: str = "bench-results", load_sessions: int = 8, repeats: int = 1) -> int:
     """Run everything and write the results."""
+    async with conversation_store() as saver:
+        return await _main(saver, quick, out, load_sessions, repeats)
+
+
+async def _main(saver: Any, quick: bool, out: str, load_sessions: int, repeats: int) -> int:  # noqa: C901
+    GC_PAUSES.install()
     settings = get_settings()
     services.up(settings)
     out_dir = Path(out)
@@ -187,7 +212,7 @@ async def main(quick: bool = False, out: str = "bench-results", load_sessions: i
     deps = await build_deps(settings)
     # The router on questions this process has never embedded (the test split's, none in the workload).
     router_probe = await probes.router_decisions(deps, [it["q"] for it in load_split("test")][: 60 if quick else 349])
-    runner = Runner(deps, run_id=str(int(time.time())))
+    runner = Runner(deps, run_id=str(int(time.time())), saver=saver)
     variants = ["baseline", "create_agent", "optimized"]
     names = ["optimized", *ABLATIONS]
     await runner.learn_sessions(["optimized", *(f"abl{rnd}_{name}" for rnd in range(repeats) for name in names)])

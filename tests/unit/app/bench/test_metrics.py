@@ -59,3 +59,25 @@ def test_paired_ratio_interval_separates_a_real_slowdown_from_noise():
     lo, hi = paired_ratio_ci(ref, noisy)
     assert lo < 1.0 < hi  # half faster, half slower: not separated from 1
     assert all(math.isnan(x) for x in paired_ratio_ci({"a": 1.0}, {"a": 2.0}))  # one pair: no interval
+
+
+def test_garbage_collection_pauses_add_up_from_install():
+    import gc
+
+    from app.bench.metrics import GcPauses
+
+    pauses = GcPauses()
+    gc.collect()
+    assert pauses.total_ms == 0.0  # not installed: nothing counted
+    pauses.install()
+    pauses.install()
+    try:
+        junk = [[i] for i in range(200_000)]
+        gc.collect()
+        once = pauses.total_ms
+        gc.collect()
+        assert 0.0 < once < pauses.total_ms  # each collection adds its pause, counted once
+        del junk
+    finally:
+        gc.callbacks.remove(pauses._on_gc)
+    assert pauses._on_gc not in gc.callbacks

@@ -76,3 +76,20 @@ def test_the_optimized_turn_and_its_floor_each_follow_an_llm_answer():
         assert rows[1]["floor_ms"] == 1.0 and rows[1]["floor_warm_ms"] == 1.0
         firsts.add(steps[0])
     assert firsts == {"baseline", "create_agent"}  # the plain agents take turns going first
+
+
+def test_the_run_keeps_its_conversations_as_the_app_does_and_leaves_no_file():
+    from pathlib import Path
+
+    from app.bench.run import conversation_store
+    from app.checkpoints import SqliteSaver
+
+    async def opened() -> Path:
+        async with conversation_store() as saver:
+            assert isinstance(saver, SqliteSaver) and saver.reader is not None  # read on the loop's thread
+            await saver.setup()
+            path = Path(saver.reader.execute("PRAGMA database_list").fetchall()[0][2])
+            assert path.exists() and saver.reader.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            return path
+
+    assert not asyncio.run(opened()).parent.exists()
