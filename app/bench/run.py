@@ -130,18 +130,33 @@ class Runner:
         row["floor_kind"], row[key] = found or (None, None)
 
 
-async def run_item(runner: Runner, i: int, item: Item) -> list[dict[str, Any]]:
+Probed = tuple[dict[str, Any], Item]  # an optimized row whose floor is still to be probed, and its item
+
+
+async def run_item(runner: Runner, i: int, item: Item,
+                   earlier: Probed | None = None) -> tuple[list[dict[str, Any]], Probed]:
     """One item on the three variants, the optimized graph between the two others (their order alternates with
     `i`), so it always meets the machine right after an LLM answer, as a user of a shared server does. Its floor is
-    probed twice: at once (`floor_warm_ms`), and after the next variant's request, as the turn met the machine
-    (`floor_ms`, app/bench/floors.py).
+    probed at once (`floor_warm_ms`), and as the turn met the machine (`floor_ms`, app/bench/floors.py): after the
+    next item's last request, of the variant that came before this turn. So `earlier`, the previous item's
+    optimized row, is probed here, after this item's last request; the row to probe after the next item's is
+    returned with the rows (`finish` probes the last one).
     """
     first, last = ("baseline", "create_agent") if i % 2 == 0 else ("create_agent", "baseline")
     rows = [await runner.run(first, item), opt := await runner.run("optimized", item)]
     await runner.probe("optimized", opt, item, "floor_warm_ms")
     rows.append(await runner.run(last, item))
-    await runner.probe("optimized", opt, item)
-    return rows
+    if earlier is not None:
+        await runner.probe("optimized", *earlier)
+    return rows, (opt, item)
+
+
+async def finish(runner: Runner, i: int, earlier: Probed) -> None:
+    """The last item's floor (it was item `i`): after one more request of the variant that came before its turn
+    (its answer is not scored).
+    """
+    await runner.run("baseline" if i % 2 == 0 else "create_agent", earlier[1])
+    await runner.probe("optimized", *earlier)
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -220,9 +235,13 @@ async def _main(saver: Any, quick: bool, out: str, load_sessions: int, repeats: 
     before = probes.vllm_counters(settings.llm_url)
     bar = tqdm(total=len(items) * len(variants) + repeats * len(abl_items) * (len(ABLATIONS) + 1), desc="bench",
                unit="req")
+    earlier = None
     for i, item in enumerate(items):  # interleaved: machine drift hits every variant alike
-        rows += await run_item(runner, i, item)
+        done, earlier = await run_item(runner, i, item, earlier)
+        rows += done
         bar.update(3)
+    if earlier is not None:
+        await finish(runner, len(items) - 1, earlier)
     after = probes.vllm_counters(settings.llm_url)
     summary: dict[str, Any] = {v: summarize([r for r in rows if r["variant"] == v]) for v in variants}
     opt_rows = [r for r in rows if r["variant"] == "optimized"]

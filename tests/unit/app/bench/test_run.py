@@ -47,35 +47,42 @@ def test_the_speculation_ablation_reports_an_interval_paired_with_the_reference(
     assert out["slowdown_ci95"] == [2.0, 2.0]  # paired with the reference's first round only
 
 
-def test_the_optimized_turn_and_its_floor_each_follow_an_llm_answer():
-    from app.bench.run import run_item
+def test_the_optimized_turn_and_its_floor_each_follow_the_same_variants_llm_answer():
+    from app.bench.run import finish, run_item
 
     class Ordered:
         def __init__(self):
             self.steps = []
 
         async def run(self, variant, item):
-            self.steps.append(variant)
-            return {"variant": variant}
+            self.steps.append(f"{variant}:{item.id}")
+            return {"variant": variant, "id": item.id}
 
         async def probe(self, variant, row, item, key="floor_ms"):
-            self.steps.append(key)
+            self.steps.append(f"{key}:{item.id}")
             row[key] = 1.0
 
-    item = Item("s1", "s1", 0, "E1001", "q", "session", ["faq"])
-    firsts = set()
-    for i in range(4):
-        runner = Ordered()
-        rows = asyncio.run(run_item(runner, i, item))
-        assert [r["variant"] for r in rows] == [v for v in runner.steps if not v.startswith("floor")]
-        steps = runner.steps
-        turn, matched = steps.index("optimized"), steps.index("floor_ms")
-        assert steps[turn - 1] in ("baseline", "create_agent")  # the turn meets the machine after an LLM answer
-        assert steps[matched - 1] in ("baseline", "create_agent") and steps[matched - 1] != steps[turn - 1]
-        assert steps[turn + 1] == "floor_warm_ms"  # the warm probe right after its turn
-        assert rows[1]["floor_ms"] == 1.0 and rows[1]["floor_warm_ms"] == 1.0
-        firsts.add(steps[0])
-    assert firsts == {"baseline", "create_agent"}  # the plain agents take turns going first
+    items = [Item(f"s{i}", f"s{i}", 0, "E1001", "q", "session", ["faq"]) for i in range(5)]
+    runner, rows, earlier = Ordered(), [], None
+
+    async def whole_run():
+        nonlocal earlier
+        for i, item in enumerate(items):
+            done, earlier = await run_item(runner, i, item, earlier)
+            rows.extend(done)
+        await finish(runner, len(items) - 1, earlier)
+
+    asyncio.run(whole_run())
+    steps = runner.steps
+    assert [r["variant"] for r in rows] == ["baseline", "optimized", "create_agent", "create_agent", "optimized",
+                                             "baseline"] * 2 + ["baseline", "optimized", "create_agent"]
+    for item in items:
+        turn, matched = steps.index(f"optimized:{item.id}"), steps.index(f"floor_ms:{item.id}")
+        before_turn, before_probe = steps[turn - 1].split(":")[0], steps[matched - 1].split(":")[0]
+        assert before_turn in ("baseline", "create_agent") and before_probe == before_turn  # the same variant's
+        assert steps[turn + 1] == f"floor_warm_ms:{item.id}"  # the warm probe right after its turn
+        assert not steps[matched + 1:matched + 2] or not steps[matched + 1].startswith("optimized")  # nor warms one
+    assert all(r["floor_ms"] == 1.0 and r["floor_warm_ms"] == 1.0 for r in rows if r["variant"] == "optimized")
 
 
 def test_the_run_keeps_its_conversations_as_the_app_does_and_leaves_no_file():
