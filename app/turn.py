@@ -180,8 +180,9 @@ async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool
                     user_hash(user), thread[:6], user_hash(owner))
         return {}, None, True
     final: dict[str, Any] = {}
-    pinned = pinned_profile(found.checkpoint["channel_values"], user) if found else None  # route_question's read
-    if early is not None and not early.pinned(pinned):  # planned with another profile
+    values = found.checkpoint["channel_values"] if found else {}  # the state the run starts from
+    pinned = pinned_profile(values, user)  # as route_question reads it
+    if early is not None and not early.pinned(pinned, values if known else None):  # planned with another profile
         deliver.withdraw()
     deliver.clear()  # the early answer may go now, before LangGraph's start
     if early is not None and ctx.early_first:  # LangGraph's start would hold the loop while the early answer's

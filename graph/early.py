@@ -16,18 +16,22 @@ conversation answers with the profile it pinned at its start: when the owner che
 gives and what the cache holds for every known intent's plan with them are read ahead (one Redis round trip;
 `Context.early_read_ahead`), so a cache hit's answer needs no read of its own once the router has decided.
 
+A follow-up ("what about Berlin?") continues the conversation's last request: the router reads it as one, and
+the decision waits for the owner check's read of the conversation (`EarlyDecision.pinned`), then decides again
+with the last request's intents and plans with its slots, as route_question does. A handbook question asked
+again in the same words gets the answer noted beside its search's cache entry (graph/held_answers.py).
+
 route_question then takes that same decision, and that plan, as its own (`taken`, `taken_plan`) instead of
-deciding again, so the answer it records is the one the caller already has. The one input the early decision
-lacks, the conversation's last intents, is read only for follow-ups: a follow-up is decided again in the graph,
-and is never answered early. The decision also starts the shared encoder's embedding of the question when a
-later step will need it (a handbook search, a leave type settled by meaning), a LangGraph start sooner than
-route_question would.
+deciding again, so the answer it records is the one the caller already has; a follow-up's only when the turn's
+state holds the intents and slots it continued. The decision also starts the shared encoder's embedding of the
+question when a later step will need it (a handbook search, a leave type settled by meaning), a LangGraph start
+sooner than route_question would.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,14 +63,21 @@ class EarlyDecision:
     task: asyncio.Task[None]
     # The profile the conversation pinned, once the owner check has read it ("profile": None for a new conversation).
     pin: dict[str, Any] = field(default_factory=dict)
+    # The conversation's state as the owner check read it ({}: a new one; None: not read, or not as the graph will).
+    conversation: asyncio.Future[Mapping[str, Any] | None] | None = None
+    # A follow-up decided with the conversation's last request: {"intents": ..., "slots": ...} it continued.
+    follows: dict[str, Any] = field(default_factory=dict)
 
-    def pinned(self, profile: dict[str, Any] | None) -> bool:
+    def pinned(self, profile: dict[str, Any] | None, values: Mapping[str, Any] | None = None) -> bool:
         """The owner check read the conversation: `profile` is the one it pinned for this caller (None: none,
-        a new conversation). A plan made with another profile (Redis's changed since the conversation began) is
-        void: nothing of it goes to the caller, and route_question plans with the pinned one. False when a plan
-        made already was voided (its pieces, held until the owner check, must not go).
+        a new conversation), and `values` its state (None: not read as the graph will start from it). A plan made
+        with another profile (Redis's changed since the conversation began) is void: nothing of it goes to the
+        caller, and route_question plans with the pinned one. False when a plan made already was voided (its
+        pieces, held until the owner check, must not go).
         """
         self.pin["profile"] = profile
+        if self.conversation is not None and not self.conversation.done():  # a follow-up's decision waits for it
+            self.conversation.set_result(values)
         plan = self.planned.result() if self.planned.done() else None
         return plan is None or agrees(self.pin, plan.profile)
 
@@ -133,9 +144,11 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
     async def decide() -> None:
         try:
             d = await deps.router.decide(question, user, None, ctx.faq_enabled, ctx.templates_enabled)
+            if d.label == "follow_up":  # it continues the conversation's last request, once the owner check read it
+                d = await follow(d)
             if not decided.done():
                 decided.set_result(d)
-            if d.label == "follow_up":  # what it continues is the conversation's: the graph decides it again
+            if d.label == "follow_up" and not follows:  # nothing to continue: the graph decides it again
                 return
             if held_answers.applies(d, ctx):
                 await handbook()
@@ -144,7 +157,7 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
                 deps.prefetch_search_embedding(question)
             if (entry := faq_entry(d, deps.faq)) is not None:
                 send(pieces(entry.answer))  # in the same step as the decision: no turn of the event loop between
-            elif d.path == "template" and not refers_back(question):  # the conversation's slots are not needed
+            elif d.path == "template" and (follows or not refers_back(question)):  # slots it needs are at hand
                 await plan(d)
         finally:
             settle()  # it failed: route_question decides itself, and meets the error there
@@ -167,15 +180,32 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
         if ctx.early_embedding:
             deps.prefetch_search_embedding(question)
 
+    async def follow(d: Decision) -> Decision:
+        """A follow-up ("what about Berlin?"): decided again with the last request's intents, as route_question
+        decides it, once the owner check has read the conversation (the embedding is memoized: none is made
+        again). `d` as it is when there is nothing to continue or the conversation was not read as the graph will
+        start from it.
+        """
+        values = await asyncio.shield(conversation)
+        last = list((values or {}).get("last_intents") or [])
+        if not last:
+            return d
+        follows.update(intents=last, slots=dict((values or {}).get("last_slots") or {}))
+        return await deps.router.decide(question, user, last, ctx.faq_enabled, ctx.templates_enabled)
+
     async def plan(d: Decision) -> None:
-        """The template path's plan, from the caller's profile as Redis holds it (route_question takes it, profile
-        and all); the answer's pieces go when the cache holds every result.
+        """The template path's plan, from the caller's profile as the conversation pinned it or, for a new one,
+        as Redis holds it (route_question takes it, profile and all); the answer's pieces go when the cache holds
+        every result. A follow-up's slots start from the last request's, as route_question's do.
         """
         known = await asyncio.shield(profile) if profile is not None else None  # see above: never cancelled
+        if follows and pin.get("profile") is not None:
+            known = pin["profile"]
         if not known:  # unknown to the backend: route_question says so
             return
         read = await asyncio.shield(ahead) if ahead is not None else None  # made with the same profile
-        slots = await slots_of(deps, d, question, known, {}, ctx, read.slots if read else None)
+        filled = read.slots if read and not follows else None  # the read-ahead's slots know no earlier turn
+        slots = await slots_of(deps, d, question, known, follows.get("slots") or {}, ctx, filled)
         tp = await plan_template(deps, d, user, known, slots, ctx, read.held if read else None)
         if not agrees(pin, known):  # the conversation pinned another profile: route_question plans with it
             return
@@ -201,13 +231,16 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
         if not task.cancelled():
             task.exception()  # its error is the graph's to meet
 
+    conversation: asyncio.Future[Mapping[str, Any] | None] = loop.create_future()  # set by `pinned`
+    follows: dict[str, Any] = {}
     ahead = asyncio.ensure_future(look_ahead()) if profile is not None and ctx.early_read_ahead and (
         not refers_back(question)) else None  # not cancelled either: it ends in a Redis round trip
     if ahead is not None:  # a failure is met again where it matters (the plan reads the cache itself)
         ahead.add_done_callback(lambda f: f.cancelled() or f.exception())
     task = asyncio.ensure_future(decide())
     task.add_done_callback(ended)
-    return EarlyDecision(question, user, ctx.faq_enabled, ctx.templates_enabled, decided, planned, task, pin)
+    return EarlyDecision(question, user, ctx.faq_enabled, ctx.templates_enabled, decided, planned, task, pin,
+                         conversation, follows)
 
 
 async def taken_plan(d: Decision) -> TemplatePlan | None:
@@ -222,13 +255,18 @@ async def taken_plan(d: Decision) -> TemplatePlan | None:
     return planned if planned is not None and agrees(early.pin, planned.profile) else None  # else void
 
 
-async def taken(question: str, user: str, ctx: Context) -> Decision | None:
+async def taken(question: str, user: str, ctx: Context, last_intents: list[str] | None = None,
+                last_slots: dict[str, Any] | None = None) -> Decision | None:
     """The turn's early decision, when route_question may take it as its own: made for this question, caller and
-    switches, and not a follow-up's. None: route_question decides itself.
+    switches, and, for a follow-up, with the last request's intents and slots that the turn's state holds. None:
+    route_question decides itself.
     """
     early = EARLY.get()
     if early is None or not early.serves(question, user, ctx) or early.decided.get_loop() is not (
             asyncio.get_running_loop()):
         return None
     d = await asyncio.shield(early.decided)  # this step cancelled: the turn's decision stays for a retry of it
-    return d if d is not None and d.label != "follow_up" else None
+    if d is None or d.label != "follow_up":
+        return d
+    continued = {"intents": list(last_intents or []), "slots": dict(last_slots or {})}
+    return d if early.follows and early.follows == continued else None

@@ -65,8 +65,9 @@ class Nodes:
     async def _route_question(self, state: State, ctx: Context) -> dict[str, Any]:
         """The learned router picks the path; the slots and the plan follow from its choice."""
         question, user = state["question"], state["user"]
-        d = await early.taken(question, user, ctx) or await self.deps.router.decide(  # started beside the graph
-            question, user, state.get("last_intents"), ctx.faq_enabled, ctx.templates_enabled)
+        d = await early.taken(question, user, ctx, state.get("last_intents"), state.get("last_slots")) or (
+            await self.deps.router.decide(  # started beside the graph
+                question, user, state.get("last_intents"), ctx.faq_enabled, ctx.templates_enabled))
         update: dict[str, Any] = {"router": d}
         annotate(router_label=d.label, router_confidence=round(d.confidence, 3), faq_hit=d.path == "faq")
         if d.path == "foreign":

@@ -26,6 +26,7 @@ async def faq_text(deps, question: str, user: str, ctx: Context) -> str | None:
     early = start(deps, question, user, ctx, sent.append)
     if early is None:
         return None
+    early.pinned(None, {})  # the owner check, as for a new conversation
     await early.task
     assert len(sent) <= 1
     return "".join(sent[0]) if sent else None
@@ -297,3 +298,57 @@ def test_the_leave_type_classifiers_read_leave_questions_only():
     assert not Decision("llm", "other", 0.4, hinted_tools=["weather"]).leave_question  # descriptions, as before
     assert not Decision("template", "compound", 0.9, ["leave_policy", "weather"]).leave_question  # not learned
     assert not Decision("faq", "faq:payday", 0.9, faq_id="payday").leave_question
+
+
+async def test_a_follow_up_the_cache_holds_goes_early_with_the_conversations_last_request(monkeypatch):
+    """The weather in Berlin asked in one conversation (so the cache holds it), then in another "the weather in
+    Paris" and the follow-up "what about Berlin?": the early path sends the follow-up's answer.
+    """
+    from app import turn
+
+    early_sent: list[list[str]] = []
+    handed = turn._Delivery.early
+    monkeypatch.setattr(turn._Delivery, "early", lambda self, sent: (early_sent.append(sent), handed(self, sent)))
+    desk = build_desk(make_deps(), InMemorySaver())
+    await turn.run_turn(desk, "What is the weather in Berlin?", "E1001", "t-other", CTX)
+    first = await turn.run_turn(desk, "What is the weather in Paris?", "E1001", "t-follow", CTX)
+    early_sent.clear()
+    seen: list[str] = []
+    row = await turn.run_turn(desk, "what about Berlin?", "E1001", "t-follow", CTX, on_delta=seen.append)
+    assert row["route"] == "template" and row["tools"][0]["args"]["city"] == "Berlin"
+    assert row["tools"][0]["args"]["date"] == first["tools"][0]["args"]["date"]  # the date the last request had
+    assert [t["cache"] for t in row["tools"]] == ["hit"]
+    assert len(early_sent) == 1 and early_sent[0] == [p for p in seen if p]  # the early path's pieces, each once
+    assert "".join(seen).strip() == row["answer"].strip()
+
+
+async def test_route_question_takes_a_follow_ups_decision_only_for_the_request_it_continued():
+    deps = make_deps()
+    sent: list[list[str]] = []
+    early = start(deps, "what about Berlin?", "E1001", CTX, sent.append)
+    last = {"last_intents": ["weather"], "last_slots": {"city": "Paris", "date": "2026-11-29"}}
+    early.pinned(None, last)
+    await early.task
+    token = EARLY.set(early)
+    try:
+        d = await taken(early.question, "E1001", CTX, ["weather"], last["last_slots"])
+        assert d is not None and d.intents == ["weather"] and d.path == "template"
+        assert await taken(early.question, "E1001", CTX, ["salary"], last["last_slots"]) is None
+        assert await taken(early.question, "E1001", CTX, ["weather"], {"city": "Rome"}) is None
+    finally:
+        EARLY.reset(token)
+
+
+@pytest.mark.parametrize("values", [{}, None])  # a new conversation; one not read as the graph will start from it
+async def test_a_follow_up_with_nothing_read_to_continue_is_left_to_the_graph(values):
+    deps = make_deps()
+    sent: list[list[str]] = []
+    early = start(deps, "what about Berlin?", "E1001", CTX, sent.append)
+    early.pinned(None, values)
+    await early.task
+    assert sent == [] and early.planned.result() is None
+    token = EARLY.set(early)
+    try:
+        assert await taken(early.question, "E1001", CTX, [], {}) is None
+    finally:
+        EARLY.reset(token)
