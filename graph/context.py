@@ -13,8 +13,9 @@ class Context:
     faq_enabled: bool = True  # FAQ early exit
     early_embedding: bool = True  # embed the question early: for the router while LangGraph loads the conversation
     # (before the graph); with the shared encoder as soon as the router says a later step needs it
-    early_answer: bool = True  # an FAQ entry's text, or a template answer the cache holds, goes to the caller as
-    # soon as it is known, before LangGraph has read the conversation (graph/early.py); the graph records the turn
+    early_answer: bool = True  # an FAQ entry's text, a template answer the cache holds (a follow-up's too, once the
+    # owner check has read the conversation) or a handbook answer noted for the same words, goes to the caller as
+    # soon as it is known, before LangGraph's start (graph/early.py); the graph records the turn
     early_read_ahead: bool = True  # while the question is embedded: its slots, and what the cache holds for every
     # known intent's plan with them (one Redis round trip), so a cache hit's answer needs no read after the decision
     early_first: bool = True  # LangGraph starts once the early decision (and answer) is done: its start is a few ms
