@@ -8,9 +8,9 @@ the question's embedding arrives, the router decides with the inputs route_quest
 of the input, the same embedding, the same router), and when it picks an FAQ entry, the entry's text goes to
 the caller at once (app/turn.py holds it until the owner check has passed).
 
-A template path that needs nothing of the conversation (a new request that points back to no earlier month or
-place) is planned here too, with the caller's profile as Redis holds it (graph/template_plan.py, the function
-route_question plans with); when the cache holds every result, the answer's pieces go to the caller as well. A
+A template path is planned here too, with the caller's profile as Redis holds it (graph/template_plan.py, the
+function route_question plans with; a request that points back to an earlier month or place, once the owner
+check has read the conversation); when the cache holds every result, the answer's pieces go to the caller. A
 conversation answers with the profile it pinned at its start: when the owner check's read shows another one
 (`EarlyDecision.pinned`), the plan is void and nothing of it goes. While the question is embedded, the slots it
 gives and what the cache holds for every known intent's plan with them are read ahead (one Redis round trip;
@@ -65,7 +65,8 @@ class EarlyDecision:
     pin: dict[str, Any] = field(default_factory=dict)
     # The conversation's state as the owner check read it ({}: a new one; None: not read, or not as the graph will).
     conversation: asyncio.Future[Mapping[str, Any] | None] | None = None
-    # A follow-up decided with the conversation's last request: {"intents": ..., "slots": ...} it continued.
+    # The conversation's last request ({"intents": ..., "slots": ...}) a follow-up, or a request that points back
+    # to it ("that month"), was decided or planned with.
     follows: dict[str, Any] = field(default_factory=dict)
 
     def pinned(self, profile: dict[str, Any] | None, values: Mapping[str, Any] | None = None) -> bool:
@@ -146,6 +147,8 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
             d = await deps.router.decide(question, user, None, ctx.faq_enabled, ctx.templates_enabled)
             if d.label == "follow_up":  # it continues the conversation's last request, once the owner check read it
                 d = await follow(d)
+            elif d.path == "template" and refers_back(question):  # "that month": the slots it points back to
+                await last_request()
             if not decided.done():
                 decided.set_result(d)
             if d.label == "follow_up" and not follows:  # nothing to continue: the graph decides it again
@@ -157,7 +160,7 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
                 deps.prefetch_search_embedding(question)
             if (entry := faq_entry(d, deps.faq)) is not None:
                 send(pieces(entry.answer))  # in the same step as the decision: no turn of the event loop between
-            elif d.path == "template" and (follows or not refers_back(question)):  # slots it needs are at hand
+            elif d.path == "template" and (follows or not refers_back(question)):  # the slots it needs are at hand
                 await plan(d)
         finally:
             settle()  # it failed: route_question decides itself, and meets the error there
@@ -180,17 +183,25 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
         if ctx.early_embedding:
             deps.prefetch_search_embedding(question)
 
-    async def follow(d: Decision) -> Decision:
-        """A follow-up ("what about Berlin?"): decided again with the last request's intents, as route_question
-        decides it, once the owner check has read the conversation (the embedding is memoized: none is made
-        again). `d` as it is when there is nothing to continue or the conversation was not read as the graph will
-        start from it.
+    async def last_request() -> list[str]:
+        """The conversation's last request (its intents; its slots into `follows`), once the owner check has read
+        the conversation; nothing when it was not read as the graph will start from it.
         """
         values = await asyncio.shield(conversation)
-        last = list((values or {}).get("last_intents") or [])
+        if values is None:
+            return []
+        follows.update(intents=list(values.get("last_intents") or []), slots=dict(values.get("last_slots") or {}))
+        return follows["intents"]
+
+    async def follow(d: Decision) -> Decision:
+        """A follow-up ("what about Berlin?"): decided again with the last request's intents, as route_question
+        decides it (the embedding is memoized: none is made again). `d` as it is when there is nothing to
+        continue.
+        """
+        last = await last_request()
         if not last:
+            follows.clear()
             return d
-        follows.update(intents=last, slots=dict((values or {}).get("last_slots") or {}))
         return await deps.router.decide(question, user, last, ctx.faq_enabled, ctx.templates_enabled)
 
     async def plan(d: Decision) -> None:
@@ -205,7 +216,10 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
             return
         read = await asyncio.shield(ahead) if ahead is not None else None  # made with the same profile
         filled = read.slots if read and not follows else None  # the read-ahead's slots know no earlier turn
-        slots = await slots_of(deps, d, question, known, follows.get("slots") or {}, ctx, filled)
+        previous = follows.get("slots") or {}
+        if d.label != "follow_up":  # a new request reuses only what it points back to ("that month", "there")
+            previous = {k: v for k, v in previous.items() if k in refers_back(question)}
+        slots = await slots_of(deps, d, question, known, previous, ctx, filled)
         tp = await plan_template(deps, d, user, known, slots, ctx, read.held if read else None)
         if not agrees(pin, known):  # the conversation pinned another profile: route_question plans with it
             return
@@ -243,13 +257,16 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
                          conversation, follows)
 
 
-async def taken_plan(d: Decision) -> TemplatePlan | None:
+async def taken_plan(d: Decision, last_slots: dict[str, Any] | None = None) -> TemplatePlan | None:
     """The template path's plan the early decision made, when route_question took that decision (`d`) and it
-    planned one; None: route_question plans itself.
+    planned one, with the last request's slots that the turn's state holds (`last_slots`) where it read them;
+    None: route_question plans itself.
     """
     early = EARLY.get()
     if early is None or not early.decided.done() or early.decided.result() is not d or (
             early.planned.get_loop() is not asyncio.get_running_loop()):
+        return None
+    if early.follows and early.follows.get("slots") != dict(last_slots or {}):
         return None
     planned = await asyncio.shield(early.planned)
     return planned if planned is not None and agrees(early.pin, planned.profile) else None  # else void

@@ -77,7 +77,7 @@ class Nodes:
             return self._route(update, ROUTE_OF[d.path], entry.answer)
         if ctx.early_embedding and wants_search_embedding(d, question):  # the early decision may have started it
             self.deps.prefetch_search_embedding(question)  # a later step embeds it with the shared encoder
-        if (planned := await early.taken_plan(d)) is not None:  # planned beside the graph, perhaps sent
+        if (planned := await early.taken_plan(d, state.get("last_slots"))) is not None:  # beside the graph
             return {**update, **update_of(planned)}
         profile = await self._profile(state)
         if profile is None:

@@ -139,8 +139,9 @@ async def test_nothing_is_read_ahead_when_off_or_when_the_question_points_back(q
     await _answered(deps, "What was my salary last month?")
     deps.cache.peeked = []
     early = start(deps, question, "E1001", ctx, lambda _pieces: None)
+    early.pinned(None, {})  # the owner check, as for a new conversation
     await early.task
-    assert deps.cache.peeked == []
+    assert all(len(keys) <= 1 for keys in deps.cache.peeked)  # no read ahead: only the plan's own read, if any
 
 
 async def test_what_the_read_ahead_did_not_find_is_read_after_the_decision():
@@ -162,10 +163,10 @@ async def test_what_the_read_ahead_did_not_find_is_read_after_the_decision():
 
 
 @pytest.mark.parametrize(("question", "known"), [
-    ("And what was my salary that month?", True),  # points back to the conversation's month
+    ("And what was my salary that month?", True),  # points back to a conversation not read as the graph will
     ("What was my salary last month?", False),  # a caller the backend does not know: the graph says so
 ])
-async def test_a_template_path_that_needs_the_conversation_or_a_profile_is_not_planned_early(question, known):
+async def test_a_template_path_that_needs_an_unread_conversation_or_a_profile_is_not_planned_early(question, known):
     deps = make_deps()
     await _answered(deps, "What was my salary last month?")
     if not known:
@@ -175,6 +176,7 @@ async def test_a_template_path_that_needs_the_conversation_or_a_profile_is_not_p
         deps.profile = nobody  # type: ignore[method-assign]
     sent: list[list[str]] = []
     early = start(deps, question, "E1001", CTX, sent.append)
+    early.pinned(None, None)  # the owner check's read, not as the graph will start from it (its state snapshot)
     await early.task
     assert early.decided.result() is not None and early.decided.result().path == "template"
     assert early.planned.result() is None and sent == []
@@ -350,5 +352,37 @@ async def test_a_follow_up_with_nothing_read_to_continue_is_left_to_the_graph(va
     token = EARLY.set(early)
     try:
         assert await taken(early.question, "E1001", CTX, [], {}) is None
+    finally:
+        EARLY.reset(token)
+
+
+async def test_a_request_that_points_back_is_planned_early_with_the_month_it_points_to(monkeypatch):
+    """ "And what was my salary that month?" after March's weather: the early plan takes March from the
+    conversation's last request, as route_question does, and the cache's answer goes early.
+    """
+    from app import turn
+
+    early_sent: list[list[str]] = []
+    handed = turn._Delivery.early
+    monkeypatch.setattr(turn._Delivery, "early", lambda self, sent: (early_sent.append(sent), handed(self, sent)))
+    desk = build_desk(make_deps(), InMemorySaver())
+    await turn.run_turn(desk, "What was my salary in March?", "E1001", "t-other", CTX)  # the cache holds March
+    await turn.run_turn(desk, "What was my salary in March?", "E1001", "t-back", CTX)
+    early_sent.clear()
+    row = await turn.run_turn(desk, "And what was my salary that month?", "E1001", "t-back", CTX)
+    assert row["tools"][0]["args"]["month"].endswith("-03") and row["tools"][0]["cache"] == "hit"
+    assert len(early_sent) == 1 and "".join(early_sent[0]).strip() == row["answer"].strip()
+
+
+async def test_a_plan_made_with_other_last_slots_than_the_turns_state_is_not_taken():
+    deps = make_deps()
+    early = start(deps, "And what was my salary that month?", "E1001", CTX, lambda _t: None)
+    early.pinned(None, {"last_intents": ["salary"], "last_slots": {"month": "2026-03"}})
+    await early.task
+    d = early.decided.result()
+    token = EARLY.set(early)
+    try:
+        assert await taken_plan(d, {"month": "2026-03"}) is not None
+        assert await taken_plan(d, {"month": "2026-04"}) is None  # the state holds another month: planned again
     finally:
         EARLY.reset(token)
