@@ -60,8 +60,8 @@ class DirectReads(AsyncSqliteSaver):
     query, fetches them and closes the cursor: a trip to aiosqlite's thread and back to the event loop each. A
     turn's owner check makes that read beside the question's embedding, the early answer waits for it, and while
     the loop is busy with the turn each trip waits for the loop. Two trips (each query run and fetched at once)
-    still ended 2.4 ms after they began, at the median of FAQ questions in continuing conversations, after the
-    answer was ready (2.2 ms after the question arrived); the two queries themselves, by primary key on a local
+    still ended 2.6 ms after the question arrived, at the median of FAQ questions in continuing conversations,
+    after the answer was ready (2.4 ms); the two queries themselves, by primary key on a local
     file, take tens of microseconds. Here they run on the loop's thread and wait for nothing.
 
     The library's setup puts the file in WAL mode, where a reader never waits for a writer and sees what was

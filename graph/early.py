@@ -172,12 +172,7 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
         """
         entry, note = held_answers.keys(deps, question, user)
         read = await asyncio.shield(ahead) if ahead is not None else None  # see above: never cancelled
-        if read is None or entry not in read.handbook_keys:
-            if ctx.early_embedding:
-                deps.prefetch_search_embedding(question)
-            held = await deps.cache.peek([entry, note])
-        else:
-            held = read.held
+        held = read.held if read is not None and entry in read.handbook_keys else await deps.cache.peek([entry, note])
         if (said := held_answers.kept(held, entry, note, ctx)) is not None:
             send(pieces(said))
         if ctx.early_embedding:
