@@ -73,6 +73,12 @@ class Embedder:
         """Whether its few-text embeddings go to an encoder process (`submit`)."""
         return self._child is not None
 
+    @property
+    def process_id(self) -> int | None:
+        """The encoder process's pid while there is one (the benchmark reads how long it waited for a core)."""
+        child = self._child
+        return None if child is None else child.pid
+
     def _start_child(self, path: Any, threads: int) -> EncoderProcess | None:
         """The same session in a child process (tools/encoder_process.py), or None when it cannot start."""
         try:

@@ -241,6 +241,11 @@ class EncoderProcess:
             self.gone = why
             self.close(kill=True)
 
+    @property
+    def pid(self) -> int:
+        """The child's process id."""
+        return self._proc.pid
+
     def close(self, kill: bool = False) -> None:
         """End the child: closing the socket and ringing ends it (killed when `kill`, or if it does not end).
         Requests still in flight fail with EncoderGone (their callers compute them). Never blocks.

@@ -48,14 +48,14 @@ def kind_of(row: dict[str, Any]) -> str | None:
     return None
 
 
-def _router_encoder(deps: Deps) -> Embedder:
+def router_encoder(deps: Deps) -> Embedder:
     """The encoder the router decides with: its own (the fine-tuned one, int8 or not), or the app's shared one."""
     own = deps.router.embed
     return own.embedder if isinstance(own, EmbeddingMemo) else deps.embedder
 
 
 async def _embedding_ms(deps: Deps, question: str) -> float:
-    encoder = _router_encoder(deps)
+    encoder = router_encoder(deps)
     t0 = time.perf_counter()
     vec = (await encoder.submit([question]))[0]  # the encoder as the turn runs it, without the memo
     deps.router.model.score(vec)
@@ -79,7 +79,7 @@ async def _backend_ms(deps: Deps, tools: list[dict[str, Any]]) -> float:
 
 async def _cache_read_ms(deps: Deps, question: str, tools: list[dict[str, Any]], user: str) -> float:
     """Embedding plus reading each cached result (one Redis round trip each, at once)."""
-    encoder = _router_encoder(deps)
+    encoder = router_encoder(deps)
     t0 = time.perf_counter()
     await encoder.submit([question])
     keys = [deps.cache.key_of(TOOLS[t["name"]], t["args"], user) for t in tools if t["name"] in TOOLS]
@@ -148,8 +148,9 @@ def overhead_budget(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
     `framework_ms` is the time to the final result (`total_ms`) less the time inside the nodes: LangGraph's
     steps, the checkpoint read and write, the stream and the thread-owner check. `first_text_ms` is when the
-    answer's first text reached the caller; `gc_ms` the garbage collector's pauses during the turn; the
-    `*_over_floor` ratios are per row.
+    answer's first text reached the caller; `gc_ms` the garbage collector's pauses during the turn; `queued_ms`
+    how long the loop's thread and the encoders waited for a core (`metrics.CoreWaits`); the `*_over_floor`
+    ratios are per row. `slowest` names the three turns furthest over their floor, with their waits.
     """
     out: dict[str, dict[str, float]] = {}
     for kind in ("faq", "cache_hit", "template"):
@@ -161,10 +162,14 @@ def overhead_budget(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
                   "framework_ms": [r["total_ms"] - nodes_ms(r) for r in kept],
                   "after_first_text_ms": [r["total_ms"] - r["ttft_ms"] for r in kept],
                   "gc_ms": [r.get("gc_ms") or 0.0 for r in kept],
+                  "queued_ms": [r.get("queued_ms") or 0.0 for r in kept],
                   "first_text_over_floor": [r["ttft_ms"] / r["floor_ms"] for r in kept],
                   "total_over_floor": [r["total_ms"] / r["floor_ms"] for r in kept]}
+        slowest = sorted(kept, key=lambda r: r["ttft_ms"] / r["floor_ms"], reverse=True)[:3]
         out[kind] = {"n": len(kept), **{f"{name}_p{p}": percentile(xs, p) for name, xs in series.items()
-                                        for p in (50, 95)}}
+                                        for p in (50, 95)},
+                     "slowest": [{"id": r.get("id"), "first_text_ms": r["ttft_ms"], "floor_ms": r["floor_ms"],
+                                  "queued_ms": r.get("queued_ms"), "gc_ms": r.get("gc_ms")} for r in slowest]}
     return out
 
 

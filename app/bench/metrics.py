@@ -6,8 +6,10 @@ import gc
 import math
 import random
 import re
+import threading
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 _NUM = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -121,3 +123,26 @@ class GcPauses:
 
 
 GC_PAUSES = GcPauses()
+
+
+class CoreWaits:
+    """How long the event loop's thread and the encoder processes were ready to run but waited for a core, in
+    ms, added up from the kernel's per-task `schedstat` (its second field). A turn that met a busy machine says
+    so (`queued_ms`): time that no change to the turn could win back. None where the kernel does not keep it.
+    """
+
+    def __init__(self) -> None:
+        self._loop = Path(f"/proc/self/task/{threading.get_native_id()}/schedstat")  # made on the loop's thread
+
+    def total_ms(self, pids: Iterable[int] = ()) -> float | None:
+        """The waits so far of the loop's thread and of every thread of the processes `pids`."""
+        try:
+            total = int(self._loop.read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            return None
+        for pid in pids:
+            try:
+                total += sum(int((t / "schedstat").read_text().split()[1]) for t in Path(f"/proc/{pid}/task").iterdir())
+            except (OSError, IndexError, ValueError):
+                continue  # gone, or ended while read: its waits are not the turn's
+        return total / 1e6

@@ -37,11 +37,17 @@ def optimized_lines(s: dict[str, Any]) -> str:
                          f"{warm} |")
     if s.get("overhead_budget"):
         lines.append("\n| per-turn overhead (ms, p50/p95) | requests | floor | first text | end of turn | in nodes "
-                     "| framework | after first text | garbage collection |\n|---|---|---|---|---|---|---|---|---|")
+                     "| framework | after first text | garbage collection | waiting for a core |"
+                     "\n|---|---|---|---|---|---|---|---|---|---|")
         for kind, b in s["overhead_budget"].items():
             cells = " | ".join(f"{_fmt(b.get(f'{k}_p50'), 1)}/{_fmt(b.get(f'{k}_p95'), 1)}" for k in (
-                "floor_ms", "first_text_ms", "total_ms", "nodes_ms", "framework_ms", "after_first_text_ms", "gc_ms"))
+                "floor_ms", "first_text_ms", "total_ms", "nodes_ms", "framework_ms", "after_first_text_ms", "gc_ms",
+                "queued_ms"))
             lines.append(f"| {kind} | {b['n']} | {cells} |")
+        for kind, b in s["overhead_budget"].items():
+            slow = "; ".join(f"{r['id']} {_fmt(r['first_text_ms'], 1)} ms over {_fmt(r['floor_ms'], 1)}, waited "
+                             f"{_fmt(r.get('queued_ms'), 1)} ms for a core" for r in b.get("slowest", []))
+            lines.append(f"slowest {kind} turns (first text over floor): {slow}")
     if s.get("compound", {}).get("n"):
         c = s["compound"]
         lines.append(f"compound requests ({c['n']}): first token {_fmt(c['ttft_ms'])} ms; the "

@@ -56,6 +56,7 @@ class Runner:
         self.saver = saver  # the conversations' store (`conversation_store`); None: each graph's own, in memory
         self.graphs: dict[str, Any] = {}
         self.histories: dict[str, list] = {}
+        self.waits = metrics.CoreWaits()  # made on the event loop's thread
 
     def _deps_for(self, variant: str) -> Any:
         return replace(self.deps, cache=ToolCache(self.deps.redis, namespace=f"bench:{self.run_id}:{variant}:"))
@@ -99,9 +100,12 @@ class Runner:
                    "llm_calls": out["llm_calls"], "total_ms": out["total_ms"], "ttft_ms": ttft[0] if ttft else None,
                    "timings_ms": {}, "error": err}
         else:
-            collected = GC_PAUSES.total_ms
+            collected, encoders = GC_PAUSES.total_ms, self._encoders()
+            waited = self.waits.total_ms(encoders)
             row = await run_turn(self.graph(variant), item.q, item.user, thread, ctx)
             row["gc_ms"] = GC_PAUSES.total_ms - collected
+            if waited is not None and (now := self.waits.total_ms(encoders)) is not None:
+                row["queued_ms"] = max(0.0, now - waited)
             if variant == "baseline":
                 row["route"] = None
         scored = metrics.score_row(row["answer"], row["route"], item.facts, item.forbidden,
@@ -110,10 +114,15 @@ class Runner:
                 "q": item.q,
                 "expect_routes": item.expect_routes, **{k: row.get(k) for k in (
                     "answer", "route", "tools", "llm_calls", "total_ms", "ttft_ms", "timings_ms", "error",
-                    "gc_ms")},
+                    "gc_ms", "queued_ms")},
                 "router_label": (row.get("router") or {}).get("label"), "prefetch": row.get("prefetch") or {},
                 "next_turn": row.get("next_turn") or {},
                 **scored}
+
+    def _encoders(self) -> set[int]:
+        """The encoder processes a turn waits on: the shared one and the router's own."""
+        pids = (e.process_id for e in (self.deps.embedder, floors.router_encoder(self.deps)))
+        return {pid for pid in pids if pid is not None}
 
     async def run_measured(self, variant: str, item: Item) -> dict[str, Any]:
         """One scored row followed at once by its floor probe (`--accuracy-only`: no other variant's request to

@@ -108,3 +108,12 @@ def test_first_text_ratios_and_the_overhead_budget():
     assert b["faq"]["after_first_text_ms_p95"] == pytest.approx(6.0)
     assert b["cache_hit"]["first_text_over_floor_p50"] == pytest.approx(1.4)
     assert b["cache_hit"]["total_over_floor_p95"] == pytest.approx(1.6)
+
+
+def test_the_budget_names_the_turns_furthest_over_their_floor_and_their_waits():
+    rows = [{**_row("faq"), "id": f"q{i}", "total_ms": 5.0, "ttft_ms": ttft, "floor_kind": "faq", "floor_ms": 3.0,
+             "queued_ms": queued} for i, (ttft, queued) in enumerate([(3.0, 0.0), (9.0, 5.5), (4.0, None), (6.0, 0.2)])]
+    b = floors.overhead_budget(rows)["faq"]
+    assert [r["id"] for r in b["slowest"]] == ["q1", "q3", "q2"]  # furthest over the floor first, three of them
+    assert b["slowest"][0]["queued_ms"] == 5.5
+    assert b["queued_ms_p95"] == pytest.approx(4.705)  # a row that did not say counts as no wait

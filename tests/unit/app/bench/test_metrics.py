@@ -81,3 +81,29 @@ def test_garbage_collection_pauses_add_up_from_install():
     finally:
         gc.callbacks.remove(pauses._on_gc)
     assert pauses._on_gc not in gc.callbacks
+
+
+def test_core_waits_count_a_process_that_shares_the_cores_with_busier_ones():
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from app.bench.metrics import CoreWaits
+
+    waits = CoreWaits()
+    if waits.total_ms() is None:
+        import pytest
+        pytest.skip("this kernel keeps no per-task schedstat")  # nothing to count with: the bench says "-"
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range((os.cpu_count() or 1) + 1)]
+    try:
+        time.sleep(0.3)
+        alone, watched = waits.total_ms(), waits.total_ms([busy[0].pid])
+        time.sleep(0.6)
+        assert waits.total_ms([busy[0].pid]) - watched > 50.0  # one spinner too many: each waits its turn
+        assert waits.total_ms() - alone < 50.0  # this thread slept: it waited for nothing worth counting
+        assert waits.total_ms([2 ** 22 + 7]) is not None  # a pid that is gone counts as no wait
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
