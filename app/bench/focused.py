@@ -14,7 +14,8 @@ from tqdm import tqdm
 from app import services
 from app.bench import plots, probes
 from app.bench.metrics import GC_PAUSES
-from app.bench.run import Runner, conversation_store, optimized_summary, summarize
+from app.bench.run import optimized_summary, summarize
+from app.bench.runner import Runner, conversation_store
 from app.bench.sessions import interleaved
 from app.bench.workload import load
 from app.router_train import load_split
