@@ -128,21 +128,29 @@ GC_PAUSES = GcPauses()
 class CoreWaits:
     """How long the event loop's thread and the encoder processes were ready to run but waited for a core, in
     ms, added up from the kernel's per-task `schedstat` (its second field). A turn that met a busy machine says
-    so (`queued_ms`): time that no change to the turn could win back. None where the kernel does not keep it.
+    so (`queued_ms`, of which `encoder_queued_ms` the encoders'): time that no change to the turn's own code
+    could win back. None where the kernel does not keep it.
     """
 
     def __init__(self) -> None:
         self._loop = Path(f"/proc/self/task/{threading.get_native_id()}/schedstat")  # made on the loop's thread
 
-    def total_ms(self, pids: Iterable[int] = ()) -> float | None:
-        """The waits so far of the loop's thread and of every thread of the processes `pids`."""
+    def read(self, pids: Iterable[int] = ()) -> tuple[float, float] | None:
+        """The waits so far of the loop's thread, and of every thread of the processes `pids` together."""
         try:
-            total = int(self._loop.read_text().split()[1])
+            loop = int(self._loop.read_text().split()[1])
         except (OSError, IndexError, ValueError):
             return None
+        others = 0
         for pid in pids:
             try:
-                total += sum(int((t / "schedstat").read_text().split()[1]) for t in Path(f"/proc/{pid}/task").iterdir())
+                tasks = Path(f"/proc/{pid}/task").iterdir()
+                others += sum(int((t / "schedstat").read_text().split()[1]) for t in tasks)
             except (OSError, IndexError, ValueError):
                 continue  # gone, or ended while read: its waits are not the turn's
-        return total / 1e6
+        return loop / 1e6, others / 1e6
+
+    def total_ms(self, pids: Iterable[int] = ()) -> float | None:
+        """The loop's and the processes' waits so far, added up."""
+        both = self.read(pids)
+        return None if both is None else sum(both)

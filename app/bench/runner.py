@@ -84,11 +84,12 @@ class Runner:
                    "timings_ms": {}, "error": err}
         else:
             collected, encoders = GC_PAUSES.total_ms, self._encoders()
-            waited = self.waits.total_ms(encoders)
+            before = self.waits.read(encoders)
             row = await run_turn(self.graph(variant), item.q, item.user, thread, ctx)
             row["gc_ms"] = GC_PAUSES.total_ms - collected
-            if waited is not None and (now := self.waits.total_ms(encoders)) is not None:
-                row["queued_ms"] = max(0.0, now - waited)
+            if before is not None and (after := self.waits.read(encoders)) is not None:
+                row["queued_ms"] = max(0.0, sum(after) - sum(before))
+                row["encoder_queued_ms"] = max(0.0, after[1] - before[1])
             if variant == "baseline":
                 row["route"] = None
         scored = metrics.score_row(row["answer"], row["route"], item.facts, item.forbidden,
@@ -97,7 +98,7 @@ class Runner:
                 "q": item.q,
                 "expect_routes": item.expect_routes, **{k: row.get(k) for k in (
                     "answer", "route", "tools", "llm_calls", "total_ms", "ttft_ms", "timings_ms", "error",
-                    "gc_ms", "queued_ms")},
+                    "gc_ms", "queued_ms", "encoder_queued_ms")},
                 "router_label": (row.get("router") or {}).get("label"), "prefetch": row.get("prefetch") or {},
                 "next_turn": row.get("next_turn") or {},
                 **scored}
