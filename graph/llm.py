@@ -12,8 +12,8 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
@@ -119,13 +119,15 @@ async def write_answer(llm: BaseChatModel, messages: list[AnyMessage], max_token
     # keep quoting figures; the repetition cut below catches the loops they do not prevent.
     bound = llm.bind(max_tokens=max_tokens, frequency_penalty=0.1, extra_body={"repetition_penalty": 1.05})
     try:
-        async with gate.slot() if gate else contextlib.nullcontext():
-            async for chunk in bound.with_config(run_name="answer_llm").astream(messages):
+        async with (gate.slot() if gate else contextlib.nullcontext(),
+                    contextlib.aclosing(_generator(bound.with_config(run_name="answer_llm").astream(messages)))
+                    as stream):
+            async for chunk in stream:
                 text = str(chunk.content or "")
                 if text:
                     parts.append(text)
                     cut = repeat_start("".join(parts))
-                    if cut is not None:  # closing the stream aborts the request in vLLM
+                    if cut is not None:  # closing the stream (now, on the way out) aborts the request in vLLM
                         log.info("answer started repeating itself after %d characters; cut", cut)
                         return "".join(parts)[:cut].rstrip()
                     on_delta(text)
@@ -138,6 +140,11 @@ async def write_answer(llm: BaseChatModel, messages: list[AnyMessage], max_token
             return "".join(parts) + note
         raise LLMUnavailable(_llm_error(exc)) from exc
     return "".join(parts).strip()
+
+
+def _generator(stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+    """LangChain's `astream` is typed as an iterator; it is an async generator, which `aclosing` closes."""
+    return cast(AsyncGenerator[Any, None], stream)
 
 
 def results_text(results: list[ToolResult], max_chars: int = 700) -> str:

@@ -48,3 +48,32 @@ def test_the_names_constraint_allows_up_to_three_known_tools_or_none():
     assert re.fullmatch(PLAN_NAMES_REGEX, "none")
     assert not re.fullmatch(PLAN_NAMES_REGEX, "weather, payroll_dump")
     assert not re.fullmatch(PLAN_NAMES_REGEX, "salary, salary, salary, salary")
+
+
+async def test_a_cut_answer_closes_its_stream_before_it_returns():
+    """A cut answer's request is aborted in vLLM only when its stream is closed: closed before the answer goes
+    back, the server stops decoding for nobody (left to the garbage collector, it went on for 50-100 ms).
+    """
+    from graph.llm import write_answer
+
+    closed: list[bool] = []
+    sentence = "Your leave request goes to your manager first. "
+
+    class Streamed:
+        def bind(self, **_kw):
+            return self
+
+        def with_config(self, **_kw):
+            return self
+
+        async def astream(self, _messages):
+            try:
+                for _ in range(50):
+                    yield AIMessage(sentence)
+            finally:
+                closed.append(True)
+
+    shown: list[str] = []
+    text = await write_answer(Streamed(), [HumanMessage("leave?")], 200, shown.append)  # type: ignore[arg-type]
+    assert closed == [True]  # the request's stream was closed by the time the answer came back
+    assert text.startswith(sentence.strip()) and text.count(sentence.strip()) < 5  # the repeat was cut off
