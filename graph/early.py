@@ -44,7 +44,7 @@ from graph.deps import Deps
 from graph.intake import new_turn
 from graph.kit import ANSWER_SINK, pieces
 from graph.paths import Decision
-from graph.slots import leave_type_needs_meaning, refers_back
+from graph.slots import leave_type_needs_meaning, refers_back, reusable
 from graph.template_plan import ReadAhead, TemplatePlan, plan_template, read_ahead, slots_of
 from graph.templates import stream_parts
 from tools.faq import FaqEntry
@@ -211,9 +211,7 @@ def start(deps: Deps, question: str, user: str, ctx: Context,
             return
         read = await asyncio.shield(ahead) if ahead is not None else None  # made with the same profile
         filled = read.slots if read and not follows else None  # the read-ahead's slots know no earlier turn
-        previous = follows.get("slots") or {}
-        if d.label != "follow_up":  # a new request reuses only what it points back to ("that month", "there")
-            previous = {k: v for k, v in previous.items() if k in refers_back(question)}
+        previous = reusable(follows.get("slots") or {}, question, d.label == "follow_up")
         slots = await slots_of(deps, d, question, known, previous, ctx, filled)
         tp = await plan_template(deps, d, user, known, slots, ctx, read.held if read else None)
         if not agrees(pin, known):  # the conversation pinned another profile: route_question plans with it

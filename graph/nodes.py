@@ -22,7 +22,7 @@ from graph.paths import ROUTE_OF, AnsweredBy, Route
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import closest_faq, not_in_handbook, out_of_scope, refusal, unknown_employee
-from graph.slots import refers_back
+from graph.slots import reusable
 from graph.state import Part, State, pinned_profile
 from graph.template_plan import plan_template, slots_of, update_of
 from graph.tracing import annotate
@@ -85,9 +85,7 @@ class Nodes:
         update["profile"] = profile
         if d.path == "refuse":
             return self._route(update, ROUTE_OF[d.path], refusal(question, user))
-        previous = state.get("last_slots") or {}
-        if d.label != "follow_up":  # a new request reuses only what it points back to ("that month", "there")
-            previous = {k: v for k, v in previous.items() if k in refers_back(question)}
+        previous = reusable(state.get("last_slots") or {}, question, d.label == "follow_up")
         slots = await slots_of(self.deps, d, question, profile, previous, ctx)
         update["slots"] = slots
         if d.path == "template":

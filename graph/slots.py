@@ -187,6 +187,13 @@ def refers_back(text: str) -> set[str]:
     return found | ({"city"} if _BACK_PLACE.search(text) else set())
 
 
+def reusable(previous: dict[str, Any], question: str, follow_up: bool) -> dict[str, Any]:
+    """The conversation's last slots this question may reuse: all of them for a follow-up ("and in March?"),
+    only those it points back to for a new request ("my pay that month").
+    """
+    return dict(previous) if follow_up else {k: v for k, v in previous.items() if k in refers_back(question)}
+
+
 def fill_slots(text: str, today: date, profile: dict, previous: dict | None = None) -> dict[str, Any]:
     """Every slot we can read, with where each came from (question, conversation or profile).
 

@@ -149,8 +149,3 @@ class CoreWaits:
             except (OSError, IndexError, ValueError):
                 continue  # gone, or ended while read: its waits are not the turn's
         return loop / 1e6, others / 1e6
-
-    def total_ms(self, pids: Iterable[int] = ()) -> float | None:
-        """The loop's and the processes' waits so far, added up."""
-        both = self.read(pids)
-        return None if both is None else sum(both)

@@ -118,4 +118,6 @@ def test_healthz_is_ready_only_after_the_warm_up(opened):
 
 
 def test_the_server_process_has_one_resources():
-    assert shared.process_resources() is shared.process_resources()
+    first = shared.process_resources()
+    assert isinstance(first, res_mod.Resources)
+    assert shared.process_resources() is first  # the warm-up and the app's handlers share one set of clients

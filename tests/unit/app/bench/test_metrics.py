@@ -92,7 +92,7 @@ def test_core_waits_count_a_process_that_shares_the_cores_with_busier_ones():
     from app.bench.metrics import CoreWaits
 
     waits = CoreWaits()
-    if waits.total_ms() is None:
+    if waits.read() is None:
         import pytest
         pytest.skip("this kernel keeps no per-task schedstat")  # nothing to count with: the bench says "-"
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range((os.cpu_count() or 1) + 1)]
@@ -103,7 +103,6 @@ def test_core_waits_count_a_process_that_shares_the_cores_with_busier_ones():
         loop_now, watched_now = waits.read([busy[0].pid])
         assert watched_now - watched > 50.0  # one spinner too many: each waits its turn
         assert loop_now - loop < 50.0  # this thread slept: it waited for nothing worth counting
-        assert waits.total_ms([busy[0].pid]) >= loop_now + watched_now  # both, added up
         assert waits.read([2 ** 22 + 7])[1] == 0.0  # a pid that is gone counts as no wait
     finally:
         for p in busy:
