@@ -44,7 +44,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ttft = [r["ttft_ms"] for r in rows if r.get("ttft_ms") is not None]
     return {**lat, "ttft_ms": metrics.percentile(ttft, 50), "accuracy": sum(r["correct"] for r in rows) / len(rows),
             "llm_calls_per_request": sum(r["llm_calls"] or 0 for r in rows) / len(rows),
-            "errors": sum(1 for r in rows if r.get("error"))}
+            "errors": sum(1 for r in rows if r.get("error")),
+            "settle_ms_max": max((r.get("settle_ms") or 0.0 for r in rows), default=0.0)}
 
 
 def optimized_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -63,7 +64,7 @@ async def load_test(runner: Runner, variant: str, items: list[Item], sessions: i
     t0 = time.perf_counter()
 
     async def session(group: list[Item]) -> list[dict[str, Any]]:
-        return [await runner.run(variant, it) for it in group]
+        return [await runner.run(variant, it, settle=False) for it in group]
 
     done = [r for g in await asyncio.gather(*(session(g) for g in groups)) for r in g]
     wall = time.perf_counter() - t0

@@ -1,6 +1,7 @@
 """One request through one variant of the benchmark, scored (`Runner`), and the order in which the variants
 meet the machine (`run_item`, `finish`): the optimized turn between the two plain agents, its floor probed as
-the turn met the machine. `conversation_store` keeps the run's conversations as the app does.
+the turn met the machine. Each measured request and each probe is sent once the LLM server has finished what
+came before (`quiet.py`). `conversation_store` keeps the run's conversations as the app does.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from app.bench import floors, metrics
+from app.bench import floors, metrics, quiet
 from app.bench.baseline import build_plain_agent, run_create_agent
 from app.bench.items import Item
 from app.bench.metrics import GC_PAUSES
@@ -40,6 +41,7 @@ class Runner:
         self.graphs: dict[str, Any] = {}
         self.histories: dict[str, list] = {}
         self.waits = metrics.CoreWaits()  # made on the event loop's thread
+        self.server = quiet.LlmServer(get_settings().llm_url)  # each measured request waits out its leftovers
 
     def _deps_for(self, variant: str) -> Any:
         return replace(self.deps, cache=ToolCache(self.deps.redis, namespace=f"bench:{self.run_id}:{variant}:"))
@@ -50,7 +52,7 @@ class Runner:
         does at its warm-up. Without it each variant would learn from nothing, during the measured pass.
         """
         for item in interleaved(training_sessions()):
-            await self.run("train", item)
+            await self.run("train", item, settle=False)
         kept = self.graph("train").graph.checkpointer
         for variant in variants:  # each variant's own prefetcher, in its own namespace
             await self.graph(variant).next_turn.seed_from_history(kept)
@@ -63,10 +65,14 @@ class Runner:
             self.graphs[variant] = build(deps, checkpointer=self.saver or InMemorySaver())
         return self.graphs[variant]
 
-    async def run(self, variant: str, item: Item, options: dict[str, Any] | None = None) -> dict[str, Any]:
-        """One scored row."""
+    async def run(self, variant: str, item: Item, options: dict[str, Any] | None = None,
+                  settle: bool = True) -> dict[str, Any]:
+        """One scored row; with `settle`, sent once the LLM server is done with what came before (`quiet`).
+        Requests sent side by side (the load test) do not settle: each would wait for the others.
+        """
         ctx = Context(today=TODAY.isoformat(), **(options or {}))
         thread = f"{self.run_id}-{variant}-{item.session}"
+        settle_ms = await self.server.settle() if settle else None
         if variant == "create_agent":
             history = self.histories.setdefault(thread, [])
             ttft: list[float] = []
@@ -98,7 +104,7 @@ class Runner:
                 "q": item.q,
                 "expect_routes": item.expect_routes, **{k: row.get(k) for k in (
                     "answer", "route", "tools", "llm_calls", "total_ms", "ttft_ms", "timings_ms", "error",
-                    "gc_ms", "queued_ms", "encoder_queued_ms")},
+                    "gc_ms", "queued_ms", "encoder_queued_ms")}, "settle_ms": settle_ms,
                 "router_label": (row.get("router") or {}).get("label"), "prefetch": row.get("prefetch") or {},
                 "next_turn": row.get("next_turn") or {},
                 **scored}
@@ -119,6 +125,7 @@ class Runner:
     async def probe(self, variant: str, row: dict[str, Any], item: Item, key: str = "floor_ms") -> None:
         """The row's floor (`app/bench/floors.py`) into `row[key]`, and its kind into `row["floor_kind"]`."""
         settings = get_settings()
+        await self.server.settle()
         found = await floors.floor_ms(self._deps_for(variant), row, item.user, settings.llm_url, settings.vllm_model)
         row["floor_kind"], row[key] = found or (None, None)
 

@@ -9,9 +9,11 @@ class Runner:
 
     def __init__(self):
         self.asked = []
+        self.settled = []
 
-    async def run(self, variant, item):
+    async def run(self, variant, item, settle=True):
         self.asked.append(item.session)
+        self.settled.append(settle)
         faq = item.expect_routes == ["faq"]
         return {"route": "faq" if faq else "template", "total_ms": 10.0 if faq else 900.0, "correct": True}
 
@@ -23,6 +25,7 @@ def test_load_test_reports_the_faq_answers_it_served_apart():
     assert out["requests"] == 6 and out["errors"] == 0
     assert out["faq_ms"] == [10.0, 10.0, 10.0] and out["faq_route_p95_ms"] == 10.0
     assert {s.split("-")[0] for s in runner.asked} == {"load0", "load1", "load2"}  # conversations kept apart
+    assert not any(runner.settled)  # side by side, no request waits for the others to finish
 
 
 def test_the_speculation_ablation_reports_an_interval_paired_with_the_reference(monkeypatch):
