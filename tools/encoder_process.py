@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import ctypes
 import json
 import logging
 import os
@@ -37,20 +36,15 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from tools.cores import allowed_cores, this_core
 from tools.encoder_child import ERROR, OK
 
 log = logging.getLogger(__name__)
 Then = Callable[["asyncio.Future[np.ndarray]"], None]  # told when a request's future is settled
 _SMALL_MESSAGE = 32 * 1024  # a request's most bytes: the socket's buffer takes it whole, without waiting
-_SCHED_GETCPU: Any
-try:
-    _SCHED_GETCPU = ctypes.CDLL(None).sched_getcpu  # glibc and musl; a vDSO read, well under a microsecond
-except (OSError, AttributeError):
-    _SCHED_GETCPU = None
 _ROOT = Path(__file__).resolve().parents[1]  # the folder holding the `tools` package
 _CHILD = "import sys; sys.path.insert(0, {root!r}); from tools.encoder_child import serve; serve({fd}, {bell})"
 
@@ -102,10 +96,10 @@ class EncoderProcess:
         self._waiting: deque[tuple[asyncio.Future[np.ndarray], int, asyncio.TimerHandle, Then | None]] = deque()
         self._dropped = 0  # replies still owed to requests of a loop that is gone
         self.gone: str | None = None  # why the child is not asked any more
-        cores = _cores()
+        cores = allowed_cores()
         # The cores it may use. Its affinity is set on its main thread, where ONNX Runtime runs with one thread
         # (the default); a session's extra threads would keep every core.
-        self._beside = cores if len(cores) > 1 and _this_core() is not None else None
+        self._beside = cores if len(cores) > 1 and this_core() is not None else None
         self._finalizer = weakref.finalize(self, _end, self._sock, self._bell, self._proc)
         config = {"onnx": str(onnx_path), "tokenizer": tokenizer_json, "max_length": max_length, "threads": threads}
         try:  # blocking, with a deadline: the embedder is loaded before the desk serves (on a worker thread)
@@ -151,7 +145,7 @@ class EncoderProcess:
         """
         if self._beside is not None:  # every core but the event loop's (the child is asleep: it moves for free)
             with contextlib.suppress(OSError):  # a child gone: the write below says so
-                os.sched_setaffinity(self._proc.pid, self._beside - {_this_core()} or self._beside)
+                os.sched_setaffinity(self._proc.pid, self._beside - {this_core()} or self._beside)
         try:
             sent = self._sock.send(frame)
         except BlockingIOError as exc:  # the child is behind: this one is computed by the caller
@@ -303,13 +297,3 @@ def _reap(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-
-
-def _cores() -> set[int]:
-    """The cores this process may run on (a container's cpuset, or all of them)."""
-    return os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
-
-
-def _this_core() -> int | None:
-    """The core the calling thread runs on now (None where the C library cannot say)."""
-    return _SCHED_GETCPU() if _SCHED_GETCPU is not None else None

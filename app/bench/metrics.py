@@ -141,11 +141,20 @@ class CoreWaits:
             loop = int(self._loop.read_text().split()[1])
         except (OSError, IndexError, ValueError):
             return None
-        others = 0
-        for pid in pids:
-            try:
-                tasks = Path(f"/proc/{pid}/task").iterdir()
-                others += sum(int((t / "schedstat").read_text().split()[1]) for t in tasks)
-            except (OSError, IndexError, ValueError):
-                continue  # gone, or ended while read: its waits are not the turn's
-        return loop / 1e6, others / 1e6
+        return loop / 1e6, schedstat_ms(pids, WAITING)
+
+
+RUNNING, WAITING = 0, 1  # the fields of a task's `schedstat`: time on a core, time ready but waiting for one
+
+
+def schedstat_ms(pids: Iterable[int], field: int, proc: Path = Path("/proc")) -> float:
+    """One field of the kernel's per-task `schedstat`, added up over every thread of the processes `pids`, in
+    ms. A process that is gone, or ends while read, counts 0.
+    """
+    ns = 0
+    for pid in pids:
+        try:
+            ns += sum(int((t / "schedstat").read_text().split()[field]) for t in (proc / str(pid) / "task").iterdir())
+        except (OSError, IndexError, ValueError):
+            continue
+    return ns / 1e6

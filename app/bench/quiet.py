@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlparse
 
+from app.bench.metrics import RUNNING, schedstat_ms
+
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 WINDOW_S = 0.005  # one look at the server's CPU time
 BUSY_MS = 1.0  # CPU time in one window above which the server is still working (idle vLLM: 0.1-0.4 ms)
@@ -27,13 +29,7 @@ LIMIT_S = 2.0  # a server busy for longer is serving someone else: measure anywa
 
 def cpu_ms(pids: Iterable[int], proc: Path = Path("/proc")) -> float:
     """The CPU time so far of every thread of the processes `pids` together, in ms (gone ones count 0)."""
-    ns = 0
-    for pid in pids:
-        try:
-            ns += sum(int((t / "schedstat").read_text().split()[0]) for t in (proc / str(pid) / "task").iterdir())
-        except (OSError, IndexError, ValueError):
-            continue
-    return ns / 1e6
+    return schedstat_ms(pids, RUNNING, proc)
 
 
 def server_pids(url: str, name: bytes = b"vllm", proc: Path = Path("/proc")) -> list[int]:

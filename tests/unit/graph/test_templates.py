@@ -156,8 +156,8 @@ def test_a_period_fetches_every_month_and_answers_with_the_total_and_each_month(
     text = compose([{"intent": "salary", "slots": Q1}], results)
     assert text.startswith("Your payslips for January to March 2026 (3 months):")
     assert "bonus EUR 96.00), " in text and "net pay EUR 5,103.00 in total" in text
-    assert "January net EUR 1,700.00, bonus EUR 0.00; February net EUR 1,701.00, bonus EUR 0.00; " \
-           "March net EUR 1,702.00, bonus EUR 96.00." in text
+    assert ("January net EUR 1,700.00, bonus EUR 0.00; February net EUR 1,701.00, bonus EUR 0.00; "
+            "March net EUR 1,702.00, bonus EUR 96.00.") in text
     assert compose([{"intent": "salary", "slots": Q1}], results[:2]) is None  # a month missing: no total claimed
 
 
