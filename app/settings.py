@@ -75,6 +75,11 @@ class Settings(BaseSettings):
                                   "request's clauses; the router's and the shared encoder's) in a child process "
                                   "each (tools/encoder_process.py): beside the turn's work, not sharing its GIL. "
                                   "Off: on each encoder's thread in this process")
+    encoder_threads_aside: bool = Field(True, description="on two cores, while an encoder process computes on "
+                                        "the core beside the event loop, keep this process's other threads "
+                                        "(aiosqlite's, the executor's) on the loop's core, so that the encoder "
+                                        "does not wait behind them (tools/cores.py:ThreadsAside). Off: they go "
+                                        "where the kernel puts them")
     switch_interval_ms: float = Field(0.1, description="how long Python lets one thread hold the GIL before "
                                       "another may take it (Python's default: 5 ms). The embedding thread needs "
                                       "it a few times per question; with the default it waits ~5 ms each time the "
