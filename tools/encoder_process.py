@@ -149,7 +149,7 @@ class EncoderProcess:
         wakes it on a free core.
         """
         core = this_core() if self._beside is not None else None
-        if self._beside is not None:  # every core but the event loop's (the child is asleep: it moves for free)
+        if core is not None and self._beside:  # every core but the loop's (the child is asleep: it moves for free)
             with contextlib.suppress(OSError):  # a child gone: the write below says so
                 os.sched_setaffinity(self._proc.pid, self._beside - {core} or self._beside)
         try:
