@@ -13,11 +13,11 @@ import functools
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Literal
 
 import dateparser
 
-from graph import periods
+from graph import calendar_words, periods
+from graph.calendar_words import Prefer
 from tools.domain import MONTH_NAMES, WEEKDAYS
 
 # "may" is the month unless a pronoun follows ("may I ...").
@@ -46,14 +46,14 @@ MONTH_LEVEL = re.compile(  # a phrase naming a whole month, no day in it
 _ISO = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 _NUMERIC_MONTH = re.compile(r"^(?:(\d{1,2})[/.-](20\d\d)|(20\d\d)/(\d{1,2}))$")
 _ORDINAL_DAY = re.compile(r"^(?:the )?(\d{1,2})(?:st|nd|rd|th)$", re.IGNORECASE)
-Prefer = Literal["past", "future"]
 MAX_MONTHS = 4  # a question naming more months than this gets them together, as a period (totals and each month)
 
 
 @functools.lru_cache(maxsize=4096)
 def _parse(phrase: str, today: date, prefer: Prefer) -> date | None:
-    """One time phrase as a date, relative to `today` (None when it is not one). Memoized: the same phrases
-    ("last month", "tomorrow") come back all day, and dateparser takes ~1 ms for each.
+    """One time phrase as a date, relative to `today` (None when it is not one). The everyday forms are plain
+    calendar arithmetic (graph/calendar_words.py); the rest goes to dateparser, ~0.5-1 ms each. Memoized: the
+    same phrases come back all day.
     """
     phrase = phrase.strip().lower()
     iso = _ISO.match(phrase)
@@ -86,6 +86,12 @@ def _parse(phrase: str, today: date, prefer: Prefer) -> date | None:
             return None
         return day
     phrase = re.sub(r"^(?:on|this) ", "", phrase)
+    known = calendar_words.resolve(phrase, today, prefer)
+    return _by_dateparser(phrase, today, prefer) if known is calendar_words.UNREAD else known
+
+
+def _by_dateparser(phrase: str, today: date, prefer: Prefer) -> date | None:
+    """What dateparser reads in `phrase`, relative to `today` (None: nothing)."""
     base = datetime(today.year, today.month, today.day)
     parsed = dateparser.parse(phrase, languages=["en"], settings={
         "RELATIVE_BASE": base, "PREFER_DATES_FROM": prefer, "RETURN_AS_TIMEZONE_AWARE": False})
@@ -176,4 +182,4 @@ def date_slot(text: str, today: date) -> str | None:
 
 def warm() -> None:
     """Load dateparser's English data now (its first parse takes ~0.3 s)."""
-    _parse("last month", date(2026, 1, 15), "past")
+    _by_dateparser("the last day of the month", date(2026, 1, 15), "past")
