@@ -19,7 +19,7 @@ from datetime import date, timedelta
 from enum import Enum
 from typing import Final, Literal
 
-from tools.domain import MONTH_NAMES, WEEKDAYS
+from tools.domain import MONTH_NUMBERS, NUMBER_WORDS, WEEKDAYS
 
 Prefer = Literal["past", "future"]
 
@@ -32,12 +32,9 @@ class Unread(Enum):
 
 UNREAD: Final = Unread.UNREAD
 
-_MONTH_OF = {**{m: i for i, m in enumerate(MONTH_NAMES, 1)}, **{m[:3]: i for i, m in enumerate(MONTH_NAMES, 1)},
-             "sept": 9}
 _DAY_OF = {d: i for i, d in enumerate(WEEKDAYS)}
-_COUNT = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-          "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
-_M = "|".join(sorted(_MONTH_OF, key=len, reverse=True))
+_COUNT = {**NUMBER_WORDS, "a": 1, "an": 1}
+_M = "|".join(sorted(MONTH_NUMBERS, key=len, reverse=True))
 _DAYS_FROM_TODAY = {"today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1, "day after tomorrow": 2}
 _WEEKDAY = re.compile(rf"^(?:(?P<rel>next|last) )?(?P<day>{'|'.join(WEEKDAYS)})$")
 _STEP = re.compile(r"^(?P<rel>last|next) (?P<unit>week|month|year)$")
@@ -61,9 +58,9 @@ def resolve(phrase: str, today: date, prefer: Prefer) -> date | None | Unread:
     if m := _AGO.match(phrase):
         return _step(today, m["unit"], -(_COUNT[m["n"]] if m["n"] in _COUNT else int(m["n"])))
     if m := _DAY_MONTH.match(phrase) or _MONTH_DAY.match(phrase):
-        return _day_month(int(m["d"]), _MONTH_OF[m["m"]], m.groupdict().get("y"), today, prefer)
+        return _day_month(int(m["d"]), MONTH_NUMBERS[m["m"]], m.groupdict().get("y"), today, prefer)
     if m := _MONTH.match(phrase):
-        return _month(_MONTH_OF[m["m"]], m["y"], today, prefer)
+        return _month(MONTH_NUMBERS[m["m"]], m["y"], today, prefer)
     return UNREAD
 
 

@@ -12,13 +12,12 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from tools.domain import MONTH_NAMES
+from tools.domain import MONTH_NAMES, MONTH_NUMBERS, NUMBER_WORDS
 
 _MONTH = "|".join([*MONTH_NAMES, *(m[:3] for m in MONTH_NAMES if m != "may"), "sept"])
 _M = rf"(?:{_MONTH})\b\.?"
 _Y = r"20\d\d"
-_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-           "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "couple of": 2}
+_COUNTS = {**NUMBER_WORDS, "a couple of": 2, "couple of": 2}
 _N = "|".join([r"\d{1,2}", *_COUNTS])
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}  # the month each one starts
 _SEASON = "spring|summer|autumn|fall|winter"
@@ -89,8 +88,7 @@ def _latest(month: int, today: date) -> int:
 
 
 def _month_number(word: str) -> int:
-    word = word.lower().rstrip(".")
-    return next(i for i, name in enumerate(MONTH_NAMES, 1) if name.startswith(word[:3]))
+    return MONTH_NUMBERS[word.lower().rstrip(".")]
 
 
 def _year(m: re.Match[str], prefix: str, today: date) -> int | None:

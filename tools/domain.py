@@ -57,6 +57,11 @@ COUNTRIES: dict[str, tuple[str, ...]] = {
 MONTH_NAMES: tuple[str, ...] = ("january", "february", "march", "april", "may", "june", "july", "august",
                                 "september", "october", "november", "december")
 WEEKDAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Each month's number under every name a question gives it: in full, in three letters, and "sept".
+MONTH_NUMBERS: dict[str, int] = {**{m: i for i, m in enumerate(MONTH_NAMES, 1)},
+                                 **{m[:3]: i for i, m in enumerate(MONTH_NAMES, 1)}, "sept": 9}
+NUMBER_WORDS: dict[str, int] = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                                "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 
 EMPLOYEE_ID = re.compile(r"\bE\d{4}\b", re.IGNORECASE)
 EMPLOYEE_ID_PATTERN = r"^E\d{4}$"

@@ -32,7 +32,6 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tools.child_end import end_child
 from tools.cores import allowed_cores, this_core, threads_aside
 from tools.encoder_child import ERROR, OK
 
@@ -105,7 +105,7 @@ class EncoderProcess:
         # while it computes (tools/cores.py:ThreadsAside); with more, the kernel finds it a free one.
         self._alone = self._beside is not None and len(self._beside) == 2
         self._holding = False  # whether this child's requests in flight hold the other threads aside
-        self._finalizer = weakref.finalize(self, _end, self._sock, self._bell, self._proc)
+        self._finalizer = weakref.finalize(self, end_child, self._sock, self._bell, self._proc)
         config = {"onnx": str(onnx_path), "tokenizer": tokenizer_json, "max_length": max_length, "threads": threads}
         try:  # blocking, with a deadline: the embedder is loaded before the desk serves (on a worker thread)
             ours.settimeout(start_timeout_s)
@@ -272,7 +272,7 @@ class EncoderProcess:
         if self._loop is not None and not self._loop.is_closed():
             self._loop.remove_reader(self._sock.fileno())
         self._finalizer.detach()
-        _end(self._sock, self._bell, self._proc, kill)
+        end_child(self._sock, self._bell, self._proc, kill)
 
 
 def _settle(fut: asyncio.Future[np.ndarray], then: Then | None, vectors: np.ndarray | None = None,
@@ -293,25 +293,3 @@ def _settle(fut: asyncio.Future[np.ndarray], then: Then | None, vectors: np.ndar
 def _frame(message: bytes) -> bytes:
     """A message as multiprocessing's Connection frames it (the child reads it with one): length, then bytes."""
     return struct.pack("!i", len(message)) + message
-
-
-def _end(sock: socket.socket, bell: int, proc: subprocess.Popen[bytes], kill: bool = False) -> None:
-    """Close the socket and ring: the child reads the end and exits (killed when `kill`). It is reaped on a
-    thread of its own (killed there if it has not ended in 5 s), so that an event loop never waits for it.
-    """
-    sock.close()
-    with contextlib.suppress(OSError):
-        os.eventfd_write(bell, 1)
-    with contextlib.suppress(OSError):
-        os.close(bell)
-    if kill:
-        proc.kill()
-    threading.Thread(target=_reap, args=(proc,), name="encoder-reaper", daemon=True).start()
-
-
-def _reap(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
