@@ -1,6 +1,6 @@
 """The process's resources, built by one factory that every entry point shares: the chat and the HTTP API
 (app/web.py), the CLI (app/ask.py, through app/turn.py:open_graph), LangGraph Studio (app/studio.py) and each
-Ray Serve replica (app/serving.py).
+Ray Serve replica (app/stack/serving.py).
 
 `build_resources(settings)` makes a `Resources`, which builds nothing yet; `get()` builds the help desk (the
 graph, its checkpointer, the clients of vLLM, Redis, the tool backend and the encoders) on first use, inside
@@ -17,8 +17,9 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from functools import cached_property
 from typing import Any
 
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
 from app.auth import Verifier
-from app.checkpoints import SqliteSaver, read_once
 from app.ratelimit import RateLimit
 from app.runtime import build_deps
 from app.settings import Settings
@@ -122,8 +123,8 @@ async def open_desk(settings: Settings, persistent: bool = True) -> AsyncIterato
 
 
 def checkpointer(settings: Settings) -> Any:
-    """The conversation store: SQLite under run_dir by default, Postgres when DATABASE_URL says so; read once per
-    turn (app/checkpoints.py).
+    """The conversation store: LangGraph's SQLite saver under run_dir by default, its Postgres saver when
+    DATABASE_URL says so.
     """
     url = settings.database_url or ""
     if url.startswith(("postgres://", "postgresql://")):
@@ -132,8 +133,8 @@ def checkpointer(settings: Settings) -> Any:
         except ImportError as exc:
             raise SystemExit("DATABASE_URL points at Postgres: install the extra with "
                              "`.venv/bin/pip install -e '.[postgres]'`") from exc
-        return _postgres_saver(read_once(AsyncPostgresSaver), url)
-    return SqliteSaver.from_conn_string(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
+        return _postgres_saver(AsyncPostgresSaver, url)
+    return AsyncSqliteSaver.from_conn_string(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
 
 
 @asynccontextmanager

@@ -5,19 +5,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import sys
 
 import torch
 from langchain_openai import ChatOpenAI
 
-from app.router_train import load_router
 from app.settings import ROOT, Settings
+from app.training.router_train import load_router
 from graph import language, times
 from graph.deps import Deps
 from graph.llm_gate import LLMGate
 from tools.cache import ToolCache
 from tools.client import ToolClient
-from tools.cores import threads_aside
 from tools.embeddings import load_embedder
 from tools.faq import load_faq
 from tools.redis_client import async_redis
@@ -36,8 +34,6 @@ async def build_deps(settings: Settings) -> Deps:
     """Clients for every service, the FAQ entries and the router (trained now if not cached yet)."""
     # The encoders share the cores with vLLM's CPU worker: one thread (the default) keeps the router's decision
     # at 10-19 ms p50 while vLLM decodes, against 33 ms with one per core (`python -m app bench --contention`).
-    sys.setswitchinterval(settings.switch_interval_ms / 1000)  # the embedding thread gets the GIL back soon
-    threads_aside.enabled = settings.encoder_threads_aside  # process-wide, like the switch interval
     if settings.torch_threads > 0:
         torch.set_num_threads(settings.torch_threads)
     # Model loading and file reads are blocking: keep them off the event loop (LangGraph's server checks).

@@ -75,18 +75,6 @@ class Settings(BaseSettings):
                                   "request's clauses; the router's and the shared encoder's) in a child process "
                                   "each (tools/encoder_process.py): beside the turn's work, not sharing its GIL. "
                                   "Off: on each encoder's thread in this process")
-    encoder_threads_aside: bool = Field(True, description="on two cores, while an encoder process computes on "
-                                        "the core beside the event loop, keep this process's other threads "
-                                        "(aiosqlite's, the executor's) on the loop's core, so that the encoder "
-                                        "does not wait behind them (tools/cores.py:ThreadsAside). Off: they go "
-                                        "where the kernel puts them")
-    switch_interval_ms: float = Field(0.1, description="how long Python lets one thread hold the GIL before "
-                                      "another may take it (Python's default: 5 ms). The embedding thread needs "
-                                      "it a few times per question; with the default it waits ~5 ms each time the "
-                                      "event loop is busy with other requests (an embedding took 18 ms instead "
-                                      "of 6 beside a busy thread; 7.8 ms at 0.5). Warm FAQ turns, first text over "
-                                      "their floor at the median in three runs: 1.06-1.14x at 0.1, 1.14-1.22x at "
-                                      "0.5; 0.05 and 0.02 were no better")
     gc_freeze: bool = Field(True, description="after start-up, move every object loaded so far (the models, "
                             "the libraries: about 650,000) out of the garbage collector's sight (`gc.freeze`). "
                             "A full collection otherwise walks them all: 330-350 ms here, a pause that lands "
@@ -118,7 +106,7 @@ class Settings(BaseSettings):
     rate_limit: str = Field("30/minute", description="requests per identity, as `limits` parses it")
     login_rate_limit: str = Field("10/minute", description="chat sign-in attempts per employee id and per address")
 
-    # --- past one machine (app/cluster.py, app/serving.py, docs/scale-out.md)
+    # --- past one machine (app/stack/cluster.py, app/stack/serving.py, docs/scale-out.md)
     ray_address: str | None = Field(None, description="a running Ray cluster (host:port); unset = start a local head")
     ray_port: int = 26380
     serve_host: str = "127.0.0.1"

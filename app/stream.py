@@ -11,7 +11,7 @@ closes the LLM request (vLLM aborts it) and the tool calls nobody waits for. Use
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Literal
 
 from app.turn import run_turn
@@ -23,7 +23,7 @@ _DONE = object()
 
 
 async def stream_turn(desk: Desk, question: str, user: str, thread: str | None,
-                      ctx: Context) -> AsyncIterator[tuple[EventKind, Any]]:
+                      ctx: Context) -> AsyncGenerator[tuple[EventKind, Any], None]:
     """The events of one turn as they happen; an exception of the turn is raised after its last event."""
     events: asyncio.Queue[tuple[Any, Any]] = asyncio.Queue()
 

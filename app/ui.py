@@ -8,7 +8,7 @@ checkpointer with an unguessable id, bound to the employee who started it.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
@@ -52,7 +52,7 @@ def step_lines(node: str, update: dict[str, Any]) -> list[str]:
 
 
 async def respond(resources: Resources, message: str, history: list, thread: str,
-                  request: gr.Request) -> AsyncIterator[tuple[list, str]]:
+                  request: gr.Request) -> AsyncGenerator[tuple[list, str], None]:
     """Stream one answer into the chat, with a collapsible list of the steps taken.
 
     If the user leaves or stops the stream, the turn is stopped (app/stream.py): the LLM request is
@@ -75,6 +75,7 @@ async def respond(resources: Resources, message: str, history: list, thread: str
     yield history, ""
     lines: list[str] = []
     row: dict[str, Any] = {}
+    text = ""  # the answer so far (the message's content, typed as a plain string)
     desk = await resources.get()
     async with aclosing(stream_turn(desk, message, employee, thread, resources.request_context())) as events:
         async for kind, payload in events:
@@ -82,15 +83,17 @@ async def respond(resources: Resources, message: str, history: list, thread: str
                 row = payload
                 continue
             if kind == "delta":
-                answer.content += payload
+                text += payload
+                answer.content = text
             else:
                 lines += step_lines(*payload)
                 steps.content = "\n".join(lines)
             yield history, ""
     if row.get("answer"):  # the final text (an answer cut for repeating itself is shorter than its stream)
-        answer.content = row["answer"]
-    if row.get("error") and row["error"] not in answer.content:
-        answer.content = (answer.content + "\n\n" if answer.content else "") + row["error"]
+        text = row["answer"]
+    if row.get("error") and row["error"] not in text:
+        text = (text + "\n\n" if text else "") + row["error"]
+    answer.content = text
     first = f", first token {row['ttft_ms']:.0f} ms" if row.get("ttft_ms") is not None else ""
     steps.metadata = {"title": f"Path: {row.get('route')} · {row['total_ms']:.0f} ms{first}", "status": "done",
                       "duration": round(row["total_ms"] / 1000, 2)}
@@ -117,7 +120,7 @@ def build_ui(resources: Resources) -> gr.Blocks:
     """The chat page, answering with the server's resources."""
 
     async def answer(message: str, history: list, thread: str,
-                     request: gr.Request) -> AsyncIterator[tuple[list, str]]:
+                     request: gr.Request) -> AsyncGenerator[tuple[list, str], None]:
         async with aclosing(respond(resources, message, history, thread, request)) as updates:  # a stop stops it
             async for out in updates:
                 yield out

@@ -11,15 +11,8 @@ class Context:
     """Read by nodes through `runtime.context`; the benchmark flips these one at a time."""
 
     faq_enabled: bool = True  # FAQ early exit
-    early_embedding: bool = True  # embed the question early: for the router while LangGraph loads the conversation
-    # (before the graph); with the shared encoder as soon as the router says a later step needs it
-    early_answer: bool = True  # an FAQ entry's text, a template answer the cache holds (a follow-up's too, once the
-    # owner check has read the conversation) or a handbook answer noted for the same words, goes to the caller as
-    # soon as it is known, before LangGraph's start (graph/early.py); the graph records the turn
-    early_read_ahead: bool = True  # while the question is embedded: its slots, and what the cache holds for every
-    # known intent's plan with them (one Redis round trip), so a cache hit's answer needs no read after the decision
-    early_first: bool = True  # LangGraph starts once the early decision (and answer) is done: its start is a few ms
-    # of Python, which would hold the event loop while the early answer's embedding and Redis replies wait for it
+    early_embedding: bool = True  # embed the question before the graph starts (the router needs it first), and a
+    # handbook question with the shared encoder as soon as the router says a later step searches by meaning
     faq_fallback_enabled: bool = True  # full path: offer the likely FAQ entry as the closest answer
     templates_enabled: bool = True  # templated plans and answers for known intents
     llm_drafts: bool = False  # writing requests: the LLM writes the draft (off: from the request's words, no LLM)

@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,92 +152,6 @@ async def run_plan(deps: Deps, plan: list[ToolCall], user: str, ctx: Context,
         for call in plan:
             await one(call)
     return [done[c["id"]] for c in plan]
-
-
-@dataclass(frozen=True)
-class _Exact:
-    """A call matched in the cache by exact key: its key, its arguments as planned and as validated."""
-
-    key: str
-    args: dict[str, Any]
-    spec: ToolSpec
-    clean: dict[str, Any]
-
-
-def _exact_key(deps: Deps, call: ToolCall, done: dict[str, ToolResult], user: str) -> _Exact | None:
-    """A call's exact cache key, its `@call.field` arguments read from `done`; None when it is not callable as
-    asked, reads a result not found, or is matched by meaning (a handbook search).
-    """
-    args, missing = _resolve(call["args"], done)
-    spec, clean, _ = _checked(call["name"], args, user) if not missing else (None, args, missing)
-    if spec is None or spec.similarity_arg is not None:
-        return None
-    return _Exact(deps.cache.key_of(spec, clean, user), args, spec, clean)
-
-
-def _hit(call: ToolCall, args: dict[str, Any], data: dict[str, Any], ms: float) -> ToolResult:
-    return ToolResult(id=call["id"], name=call["name"], args=args, ok=True, data=data, error=None, ms=ms, cache="hit")
-
-
-def _stages(plan: list[ToolCall]) -> tuple[list[ToolCall], list[ToolCall]]:
-    """A plan's independent calls, then those reading another's result."""
-    return [c for c in plan if not c["depends_on"]], [c for c in plan if c["depends_on"]]
-
-
-async def found_in_cache(deps: Deps, plan: list[ToolCall], user: str, ctx: Context,
-                         held: Mapping[str, dict[str, Any]] | None = None) -> list[ToolResult] | None:
-    """Every result of a plan, when each is in the cache under its exact key; None at the first that is not.
-
-    The routing step answers a cache hit with them, a LangGraph step before the tool stage would. Only exact keys
-    are read (a handbook search is matched by meaning, after its text's embedding: the tool stage does that), and
-    independent calls at once, then those reading another's result. `held` are results read ahead, by key
-    (`cached_ahead`): those are not read again. Nothing is counted unless all were found: on a miss the tool stage
-    runs the plan and counts its own looks.
-    """
-    if not ctx.cache_enabled or not plan:
-        return None
-    done: dict[str, ToolResult] = {}
-    held = held or {}
-    for stage in _stages(plan):
-        exacts = [e for call in stage if (e := _exact_key(deps, call, done, user)) is not None]
-        if len(exacts) < len(stage):
-            return None
-        # What was read ahead is at hand; the rest is read at once (no await at all when everything was held).
-        unread = [e for e in exacts if e.key not in held]
-        t0 = time.perf_counter()
-        read = await asyncio.gather(*(deps.cache.get(e.spec, e.clean, user, count=False) for e in unread))
-        ms = round((time.perf_counter() - t0) * 1000, 1)
-        got = {e.key: hit for e, (hit, _) in zip(unread, read, strict=True)}
-        for call, e in zip(stage, exacts, strict=True):
-            if (data := held[e.key] if e.key in held else got.get(e.key)) is None:
-                return None
-            done[call["id"]] = _hit(call, e.args, data, 0.0 if e.key in held else ms)
-    for res in done.values():
-        deps.cache.count_hit(res["name"])
-    return [done[c["id"]] for c in plan]
-
-
-async def cached_ahead(deps: Deps, plans: list[list[ToolCall]], user: str,
-                       extra: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
-    """What the cache holds for the exactly-matched calls of any of `plans`, by key: read before the router has said
-    which plan the turn takes (graph/early.py), so that a cache hit's plan finds its results at hand. One round trip
-    for the plans' independent calls (and the `extra` keys), one more for the calls that read their results (from
-    what was found). Nothing is counted: `found_in_cache` counts what a turn uses.
-    """
-    held: dict[str, dict[str, Any]] = {}
-    done: list[dict[str, ToolResult]] = [{} for _ in plans]
-    for n in range(2):
-        wanted: dict[str, list[tuple[int, ToolCall, dict[str, Any]]]] = {k: [] for k in (extra if n == 0 else ())}
-        for i, plan in enumerate(plans):
-            for call in _stages(plan)[n]:
-                if (exact := _exact_key(deps, call, done[i], user)) is not None:
-                    wanted.setdefault(exact.key, []).append((i, call, exact.args))
-        found = await deps.cache.peek(list(wanted))
-        held |= found
-        for key, data in found.items():
-            for i, call, args in wanted[key]:
-                done[i][call["id"]] = _hit(call, args, data, 0.0)
-    return held
 
 
 class TurnPrefetches:

@@ -1,17 +1,16 @@
 """The help-desk graph: every request takes the cheapest path that answers it correctly.
 
 START -> route_question -> answer_faq -> END                                    FAQ early exit, no LLM
-                        -> call_tools -> compose_answer -> END                   templates, handbook quotes
-                        -> prefetch_tools -> plan_tools -> call_tools -> ...     LLM plans
-                        -> write_answer -> END                                   free writing (a draft)
-                        -> refuse -> END                                         bad input, someone else's data,
-                                                                                 not English
-compose_answer ends the turn with a named outcome (error, template, partial, closest_faq,
-handbook_quote, not_in_handbook) or hands over to write_answer ("llm") when only the LLM can answer.
-route_question starts the turn (reads the question, pins the caller, resets the per-turn fields) and routes it in
-one step. An answer written before its last step (the FAQ entry, a refusal, a template answer whose every
-call the cache holds) is streamed by route_question, the step that wrote it; answer_faq and refuse record
-it in the conversation, call_tools and compose_answer the template's.
+                        -> refuse -> END                                         bad input, another language
+                        -> fill_slots -> call_tools -> compose_answer -> END     templates, handbook quotes
+                                      -> prefetch_tools -> plan_tools -> call_tools -> ...   LLM plans
+                                      -> write_answer -> END                     free writing (a draft)
+                                      -> refuse -> END                           someone else's data, unknown caller
+route_question decides; the node its edge leads to writes. compose_answer ends the turn with a named outcome
+(error, template, partial, closest_faq, handbook_quote, not_in_handbook) or hands over to write_answer ("llm")
+when only the LLM can answer. Every answer is written by a node and leaves through LangGraph's own stream
+(custom `answer_delta` events, graph/kit.py:emit): the chat, the API, the CLI, Studio and a notebook read the
+same one, and the final state records it.
 
 `build_desk` returns the compiled graph in a `Desk`, beside what the entry points do around a turn with the
 same resources (start the question's embedding early, seed next-turn prefetch at a server's warm-up).
@@ -19,19 +18,17 @@ same resources (start the question's embedding early, seed next-turn prefetch at
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.types import Checkpointer
+from langgraph.types import Checkpointer, TimeoutPolicy
 
-from graph import early
 from graph.context import Context
 from graph.deps import Deps
-from graph.early import EarlyDecision
 from graph.kit import context_of, normalize
 from graph.next_turn import NextTurn
 from graph.nodes import Nodes
@@ -39,16 +36,27 @@ from graph.paths import AnsweredBy
 from graph.state import InputState, State
 
 HelpdeskGraph = CompiledStateGraph[State, Context, InputState, State]
+# A node that runs longer than this is stuck: every call it makes has a shorter deadline of its own (the tools'
+# `Context.tool_timeout_s` with retries, the LLM's LLM_TIMEOUT_S, Redis's socket timeouts). LangGraph cancels it,
+# the turn fails with a sentence for the user, and nothing hangs.
+STUCK = TimeoutPolicy(run_timeout=120.0)
 
 
-def route_after_router(
-    state: State, runtime: Runtime[Context]
-) -> Literal["answer_faq", "refuse", "call_tools", "prefetch_tools", "plan_tools", "write_answer"]:
-    """The router's path: FAQ, refusal (bad input too), templates (and handbook quotes), free writing, or an LLM
-    plan.
-    """
+def route_after_router(state: State) -> Literal["answer_faq", "refuse", "fill_slots"]:
+    """A sure FAQ entry is answered; bad input and another language are refused; the rest needs its slots."""
     if state["route"] == "faq":
         return "answer_faq"
+    if state["route"] in ("refused", "invalid"):
+        return "refuse"
+    return "fill_slots"
+
+
+def route_after_slots(
+    state: State, runtime: Runtime[Context]
+) -> Literal["refuse", "call_tools", "prefetch_tools", "plan_tools", "write_answer"]:
+    """Someone else's data (or an unknown caller) is refused; templates (and handbook quotes) run their calls;
+    a writing request is written; the rest is planned by the LLM.
+    """
     if state["route"] in ("refused", "invalid"):
         return "refuse"
     if state.get("intent") == "free_writing":  # drafted from the request (route "template") or by the LLM
@@ -101,23 +109,11 @@ class Desk:
 
     def start_early(self, question: str, ctx: Context) -> None:
         """Before the graph runs (app/turn.py:run_turn calls it): start the question's embedding, which
-        route_question needs, so it is computed in the encoder's process (or on its thread) while LangGraph
-        loads the conversation, instead of after it (idle, FAQ answers ~20% sooner: docs/benchmark.md;
-        `Context.early_embedding`).
+        route_question needs, so it is computed while LangGraph loads the conversation instead of after it
+        (`Context.early_embedding`). Side-effect free: it only fills the embedding memo route_question reads.
         """
         if ctx.early_embedding and len(question) <= ctx.max_question_chars and (text := normalize(question)):
             self.deps.prefetch_embedding(text)
-
-    def answer_early(self, question: str, user: str, ctx: Context,
-                     send: Callable[[list[str]], None]) -> EarlyDecision | None:
-        """Beside the graph (app/turn.py:run_turn starts it with the turn): route_question's decision, started as the
-        question's embedding is, and `send` gets the answer's pieces when the decision alone gives them (an FAQ
-        entry's text, a template answer whose every result the cache holds), instead of after LangGraph's start
-        (graph/early.py; `Context.early_answer`). None when it is off.
-        """
-        if not ctx.early_answer:
-            return None
-        return early.start(self.deps, question, user, ctx, send)
 
     def forget_embedding(self, text: str) -> None:
         """Drop a text's memoized embeddings, so that its next turn does the same work again (the probes)."""
@@ -134,17 +130,23 @@ def build_desk(deps: Deps, checkpointer: Checkpointer = None, name: str = "helpd
     """Compile the graph around the process's resources (no checkpointer for LangGraph Studio)."""
     nodes = Nodes(deps)
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
-    builder.add_node("route_question", nodes.route_question)
+    # Retries stay inside the tool stage (graph/executor.py), per call and for idempotent tools only: LangGraph's
+    # RetryPolicy would run a whole node again, every call of the plan with it. Its CachePolicy keys a node's
+    # whole input, which holds the conversation, so no two turns would match; the tool cache (tools/cache.py)
+    # matches per call, scoped per caller, with each tool's own lifetime.
+    builder.add_node("route_question", nodes.route_question, timeout=STUCK)
+    builder.add_node("fill_slots", nodes.fill_slots, timeout=STUCK)
     builder.add_node("answer_faq", nodes.answer_faq)
     builder.add_node("prefetch_tools", nodes.prefetch_tools)
-    builder.add_node("plan_tools", nodes.plan_tools)
-    builder.add_node("call_tools", nodes.call_tools)
-    builder.add_node("compose_answer", nodes.compose_answer)
-    builder.add_node("write_answer", nodes.write_answer)
+    builder.add_node("plan_tools", nodes.plan_tools, timeout=STUCK)
+    builder.add_node("call_tools", nodes.call_tools, timeout=STUCK)
+    builder.add_node("compose_answer", nodes.compose_answer, timeout=STUCK)
+    builder.add_node("write_answer", nodes.write_answer, timeout=STUCK)
     builder.add_node("refuse", nodes.refuse)
 
-    builder.add_edge(START, "route_question")  # every turn: read the question, pin the caller, reset, route
-    builder.add_conditional_edges("route_question", route_after_router)  # FAQ / refuse / template / write / LLM
+    builder.add_edge(START, "route_question")  # every turn: read the question, pin the caller, reset, decide
+    builder.add_conditional_edges("route_question", route_after_router)  # FAQ / refuse / the rest needs slots
+    builder.add_conditional_edges("fill_slots", route_after_slots)  # refuse / template / write / LLM plan
     builder.add_edge("answer_faq", END)  # FAQ answers need no LLM and no tools
     builder.add_edge("prefetch_tools", "plan_tools")  # predicted tools run while the LLM plans
     builder.add_conditional_edges("plan_tools", route_after_plan)  # run the plan, or explain failure

@@ -4,13 +4,11 @@ the question made printable.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import re
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from datetime import date
 from typing import Any
 
@@ -39,36 +37,16 @@ def timed(fn: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitab
     return wrapper
 
 
-# Where the answer's pieces go when the caller takes them directly (app/turn.py:run_turn sets it for its turn):
-# the piece reaches the caller as the node emits it, not three turns of the event loop later through
-# LangGraph's stream. Unset (LangGraph Studio, a plain `astream`), the pieces go to the custom stream.
-ANSWER_SINK: ContextVar[Callable[[str], None] | None] = ContextVar("answer_sink", default=None)
-
-
 def emit(text: str) -> None:
-    """Stream a piece of the answer: to the caller's sink (`ANSWER_SINK`), or the custom stream mode."""
-    if (sink := ANSWER_SINK.get()) is not None:
-        sink(text)
+    """Stream a piece of the answer through LangGraph's custom stream mode (`{"answer_delta": text}`): the chat,
+    the API, the CLI, Studio and a notebook all read it from the graph's own stream.
+    """
+    if not text:
         return
     try:
         get_stream_writer()({"answer_delta": text})
-    except RuntimeError:  # not running inside a streaming graph (plain ainvoke)
+    except RuntimeError:  # not running inside a graph (a node's helper called directly)
         pass
-
-
-async def hand_over() -> None:
-    """Let the caller receive what this step has emitted before the step ends.
-
-    LangGraph hands a custom stream chunk to the caller in the middle of a step only while the step waits on
-    the event loop, and the chunk needs three turns of the loop to arrive (the stream's waiter, the runner's
-    wait, the caller's iteration). A step that emits its whole answer and returns would otherwise keep the
-    text until LangGraph has closed the step: 0.5-1 ms of an FAQ answer's 7-8 ms. A caller with a sink
-    (`ANSWER_SINK`) has the text already.
-    """
-    if ANSWER_SINK.get() is not None:
-        return
-    for _ in range(3):
-        await asyncio.sleep(0)
 
 
 def pieces(text: str) -> list[str]:

@@ -8,13 +8,12 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from graph import drafts, early, extract, held_answers, llm, templates
+from graph import drafts, extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
-from graph.early import faq_entry, wants_search_embedding
 from graph.executor import TurnPrefetches, run_plan
 from graph.intake import new_turn
-from graph.kit import context_of, current_context, emit, emit_chunked, hand_over, thread_of, timed, today_of
+from graph.kit import context_of, current_context, emit, emit_chunked, thread_of, timed, today_of
 from graph.language import ENGLISH_ONLY
 from graph.next_turn import NextTurn
 from graph.parts import label_of, llm_parts
@@ -24,7 +23,7 @@ from graph.pruning import prompt_history
 from graph.replies import closest_faq, not_in_handbook, out_of_scope, refusal, unknown_employee
 from graph.slots import reusable
 from graph.state import Part, State, pinned_profile
-from graph.template_plan import plan_template, slots_of, update_of
+from graph.template_plan import plan_template, slots_of, update_of, wants_search_embedding
 from graph.tracing import annotate
 from tools.registry import INTENTS, carried_slots
 
@@ -43,53 +42,54 @@ class Nodes:
     @timed
     async def route_question(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Start the turn (read the new question, pin who is asking, reset the per-turn fields) and let the
-        learned router pick the path; bad input is answered at once. One step, not two: a LangGraph step costs
-        an FAQ answer about a millisecond before its text, and the last turn's next-turn offers are read from
-        Redis while the question's embedding is still on its way.
+        learned router decide the path. It writes nothing: the node its edge leads to does. The last turn's
+        next-turn offers are read from Redis while the question is embedded.
         """
         ctx = context_of(runtime)
         offers = asyncio.ensure_future(self.next_turn.collect(thread)) if (thread := thread_of()) else None
         try:
             fresh, problem = new_turn(state, ctx.max_question_chars)
             update = ({"route": "invalid", "answer": problem} if problem is not None
-                      else await self._route_question(cast(State, {**state, **fresh}), ctx))
+                      else await self._decide(cast(State, {**state, **fresh}), ctx))
         finally:
             fresh_offers = await offers if offers is not None else {}
-        update = {**fresh, "next_turn": fresh_offers, **update}
-        if problem is not None:
-            self._answered(update)
-        if update.get("answer") or update.get("streamed_parts"):  # the FAQ entry, a refusal, cached results:
-            await hand_over()  # the caller has it before the step closes
-        return update
+        return {**fresh, "next_turn": fresh_offers, **update}
 
-    async def _route_question(self, state: State, ctx: Context) -> dict[str, Any]:
-        """The learned router picks the path; the slots and the plan follow from its choice."""
-        question, user = state["question"], state["user"]
-        d = await early.taken(question, user, ctx, state.get("last_intents"), state.get("last_slots")) or (
-            await self.deps.router.decide(  # started beside the graph
-                question, user, state.get("last_intents"), ctx.faq_enabled, ctx.templates_enabled))
-        update: dict[str, Any] = {"router": d}
+    async def _decide(self, state: State, ctx: Context) -> dict[str, Any]:
+        """The router's decision; a sure FAQ entry or a question in another language needs nothing more."""
+        question = state["question"]
+        d = await self.deps.router.decide(question, state["user"], state.get("last_intents"), ctx.faq_enabled,
+                                          ctx.templates_enabled)
         annotate(router_label=d.label, router_confidence=round(d.confidence, 3), faq_hit=d.path == "faq")
+        update: dict[str, Any] = {"router": d}
         if d.path == "foreign":
             return self._route(update, ROUTE_OF[d.path], ENGLISH_ONLY)
-        if (entry := faq_entry(d, self.deps.faq)) is not None:  # the text the early decision may have sent already
-            update["faq"] = {"id": entry.id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
-            return self._route(update, ROUTE_OF[d.path], entry.answer)
-        if ctx.early_embedding and wants_search_embedding(d, question):  # the early decision may have started it
-            self.deps.prefetch_search_embedding(question)  # a later step embeds it with the shared encoder
-        if (planned := await early.taken_plan(d, state.get("last_slots"))) is not None:  # beside the graph
-            return {**update, **update_of(planned)}
+        if d.path == "faq" and d.faq_id in self.deps.faq:
+            update["faq"] = {"id": d.faq_id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
+            return self._route(update, ROUTE_OF[d.path], "")
+        if ctx.early_embedding and wants_search_embedding(d, question):  # a later step searches by meaning:
+            self.deps.prefetch_search_embedding(question)  # its embedding starts now, beside the profile's read
+        return update
+
+    @timed
+    async def fill_slots(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Who is asking (the profile), what the request names (its slots, from the question, then the
+        conversation, then the profile), the parts it asks and, on the template path, the calls to make.
+        """
+        ctx = context_of(runtime)
+        d, question, user = state["router"], state["question"], state["user"]
+        assert d is not None  # route_question decided
         profile = await self._profile(state)
         if profile is None:
-            return self._route(update, "invalid", unknown_employee(user))
-        update["profile"] = profile
+            return self._route({}, "invalid", unknown_employee(user))
+        update: dict[str, Any] = {"profile": profile}
         if d.path == "refuse":
             return self._route(update, ROUTE_OF[d.path], refusal(question, user))
         previous = reusable(state.get("last_slots") or {}, question, d.label == "follow_up")
         slots = await slots_of(self.deps, d, question, profile, previous, ctx)
         update["slots"] = slots
         if d.path == "template":
-            return {**update, **update_of(await plan_template(self.deps, d, user, profile, slots, ctx))}
+            return {**update, **update_of(plan_template(self.deps, d, user, profile, slots, ctx))}
         if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
             parts = [Part(intent="policy_lookup", slots=slots)]  # chat: sure it is no Brightmart matter, so no
             plan = (templates.plan_parts(parts, user) or []) if d.path == "handbook" else []  # search to misquote
@@ -101,22 +101,16 @@ class Nodes:
 
     @timed
     async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Early exit: the FAQ answer, no LLM call, recorded in the conversation (streamed by route_question)."""
-        return {"messages": [AIMessage(state["answer"])]}
-
-    @classmethod
-    def _route(cls, update: dict[str, Any], route: Route, answer: str) -> dict[str, Any]:
-        """A path whose answer is already written (FAQ, refusal): answer_faq or refuse comes next."""
-        annotate(route=route)
-        return cls._answered({**update, "route": route, "answer": answer})
+        """Early exit: the FAQ entry's answer, streamed and recorded, with no LLM call and no tool."""
+        answer = self.deps.faq[(state.get("faq") or {})["id"]].answer
+        emit_chunked(answer)
+        return {"answer": answer, "messages": [AIMessage(answer)]}
 
     @staticmethod
-    def _answered(update: dict[str, Any]) -> dict[str, Any]:
-        """Stream an answer as soon as the step that wrote it has it, one LangGraph step before answer_faq or
-        refuse (which record it) and before the checkpoint write: time to the first text is what the user meets.
-        """
-        emit_chunked(update["answer"])
-        return update
+    def _route(update: dict[str, Any], route: Route, answer: str) -> dict[str, Any]:
+        """A path that needs no tools: the FAQ entry, or a refusal whose sentence `refuse` writes."""
+        annotate(route=route)
+        return {**update, "route": route, "answer": answer}
 
     async def _profile(self, state: State) -> dict[str, Any] | None:
         """Pinned facts about the caller (cached in Redis); None when the backend does not know them."""
@@ -171,11 +165,8 @@ class Nodes:
         started = len(prefetched)
         prefetched, ahead = self.next_turn.join(thread_of(), prefetched)  # the last turn's, still running
         parts = state.get("parts") or []
-        # A template plan's results the routing step found in the cache (and streamed): not fetched again.
-        found = (state.get("results") or []) if state["route"] == "template" else []
-        streamed: list[int] = list(state.get("streamed_parts") or []) if found else []
-        arrived: list[Any] = list(found)
-        already = len(streamed)
+        streamed: list[int] = []
+        arrived: list[Any] = []
 
         def stream_ready_parts(result: Any = None) -> None:
             """Progressive answers: each part of a compound request as soon as its own tools returned."""
@@ -187,10 +178,8 @@ class Nodes:
         progressive = ctx.progressive_enabled and state["route"] == "template" and bool(parts)
         if progressive:
             stream_ready_parts()  # FAQ parts need no tool
-        results = found or await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched,
-                                          stream_ready_parts if progressive else None)  # found: the whole plan
-        if len(streamed) > already:  # the caller has the parts before the step closes
-            await hand_over()
+        results = await run_plan(self.deps, state.get("plan", []), state["user"], ctx, prefetched,
+                                 stream_ready_parts if progressive else None)
         left_ahead = len(ahead & prefetched.keys())
         for task in prefetched.values():  # what the plan did not take is wasted: stop it
             task.cancel()
@@ -210,10 +199,7 @@ class Nodes:
         an error explained, the templates' answer, a partial answer, a handbook quote, "not in the
         handbook" (or what the desk covers, for small talk), or "llm" when only the LLM can answer.
         """
-        update = await self._compose(state, context_of(runtime))
-        if update.get("answer"):  # the caller has it before the step closes
-            await hand_over()
-        return update
+        return await self._compose(state, context_of(runtime))
 
     async def _compose(self, state: State, ctx: Context) -> dict[str, Any]:
         results = state.get("results") or []
@@ -243,16 +229,9 @@ class Nodes:
                 # router reads as no Brightmart matter is not quoted (on train+dev 16 of 17 such quotes were wrong).
                 if not small_talk and (quote := await extract.quote(state["question"], results, self.deps.embed_many,
                                                                     ctx.kb_answer_threshold)):
-                    said = self._said(state, quote, "handbook_quote")
-                else:
-                    said = self._said(state, out_of_scope() if small_talk else not_in_handbook(results),
-                                      "not_in_handbook")
-                lone = results[0] if len(results) == 1 and results[0]["name"] == held_answers.SEARCH else None
-                if decision is not None and held_answers.applies(decision, ctx) and lone and lone["data"]:
-                    # A lone search: the same words asked again are answered as soon as the router decides.
-                    await held_answers.remember(self.deps, state["question"], state["user"], lone["data"],
-                                               said["answer"], ctx)
-                return said
+                    return self._said(state, quote, "handbook_quote")
+                return self._said(state, out_of_scope() if small_talk else not_in_handbook(results),
+                                  "not_in_handbook")
         return {"answered_by": "llm"}
 
     @timed
@@ -279,7 +258,10 @@ class Nodes:
 
     @timed
     async def refuse(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Invalid input or someone else's data: the reason in one sentence, recorded (already streamed)."""
+        """Bad input, someone else's data, an unknown caller or another language: the reason in one sentence
+        (the deciding node named it), streamed and recorded.
+        """
+        emit_chunked(state["answer"])
         return {"messages": [AIMessage(state["answer"])]}
 
     # ------------------------------------------------------------------ helpers

@@ -21,7 +21,6 @@ from typing import Literal
 Path = Literal["faq", "template", "handbook", "refuse", "write", "chat", "llm", "foreign"]
 # The route a turn takes ("" until decided); a row adds "denied" (someone else's conversation) and "error".
 Route = Literal["", "faq", "template", "llm", "refused", "invalid"]
-RowRoute = Route | Literal["denied", "error"]
 # How the answer was written: compose_answer's outcomes ("llm" hands over to write_answer), and write_answer's
 # "draft" (a writing request's own words) and "llm".
 AnsweredBy = Literal["error", "template", "partial", "closest_faq", "handbook_quote", "not_in_handbook", "draft",

@@ -13,11 +13,11 @@ import functools
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Literal
 
 import dateparser
 
-from graph import calendar_words, periods
-from graph.calendar_words import Prefer
+from graph import periods
 from tools.domain import MONTH_NAMES, WEEKDAYS
 
 # "may" is the month unless a pronoun follows ("may I ...").
@@ -46,14 +46,14 @@ MONTH_LEVEL = re.compile(  # a phrase naming a whole month, no day in it
 _ISO = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 _NUMERIC_MONTH = re.compile(r"^(?:(\d{1,2})[/.-](20\d\d)|(20\d\d)/(\d{1,2}))$")
 _ORDINAL_DAY = re.compile(r"^(?:the )?(\d{1,2})(?:st|nd|rd|th)$", re.IGNORECASE)
+Prefer = Literal["past", "future"]  # which way an ambiguous phrase ("Friday", "March") resolves
 MAX_MONTHS = 4  # a question naming more months than this gets them together, as a period (totals and each month)
 
 
 @functools.lru_cache(maxsize=4096)
 def _parse(phrase: str, today: date, prefer: Prefer) -> date | None:
-    """One time phrase as a date, relative to `today` (None when it is not one). The everyday forms are plain
-    calendar arithmetic (graph/calendar_words.py); the rest goes to dateparser, ~0.5-1 ms each. Memoized: the
-    same phrases come back all day.
+    """One time phrase as a date, relative to `today` (None when it is not one): exact and numeric forms here,
+    the rest by dateparser. Memoized: the same phrases come back all day.
     """
     phrase = phrase.strip().lower()
     iso = _ISO.match(phrase)
@@ -85,9 +85,7 @@ def _parse(phrase: str, today: date, prefer: Prefer) -> date | None:
         except ValueError:  # the 31st of a 30-day month
             return None
         return day
-    phrase = re.sub(r"^(?:on|this) ", "", phrase)
-    known = calendar_words.resolve(phrase, today, prefer)
-    return _by_dateparser(phrase, today, prefer) if known is calendar_words.UNREAD else known
+    return _by_dateparser(re.sub(r"^(?:on|this) ", "", phrase), today, prefer)
 
 
 def _by_dateparser(phrase: str, today: date, prefer: Prefer) -> date | None:

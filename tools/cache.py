@@ -72,43 +72,10 @@ class ToolCache:
         text = str(args.get(spec.similarity_arg, ""))
         return f"{self.key_of(spec, args, user)}:e:{hashlib.sha256(text.strip().lower().encode()).hexdigest()[:16]}"
 
-    def note_of(self, spec: ToolSpec, args: dict[str, Any], user: str) -> str:
-        """The key of a note beside that entry (`annotate`)."""
-        return self.entry_of(spec, args, user) + ":a"
-
-    async def annotate(self, spec: ToolSpec, args: dict[str, Any], user: str, note: dict[str, Any]) -> None:
-        """Write a note beside a similarity tool's entry for exactly this text, for the tool's lifetime: what was
-        drawn from its result (graph/held_answers.py). The note names the result it holds for; `peek` reads both.
-        """
-        try:
-            await self.redis.set(self.note_of(spec, args, user), json.dumps(note), ex=spec.ttl_s)
-        except RedisError as exc:
-            log.warning("tool cache note not written (redis: %s)", exc)
-
-    async def peek(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """The results the cache holds under `keys` (exactly-matched entries), in one round trip, counting nothing:
-        a look ahead that decides nothing yet (graph/executor.py:cached_ahead). Absent ones are left out; so is
-        everything when Redis is unavailable (whoever uses the results looks again, and meets the error there).
-        """
-        if not keys:
-            return {}
-        try:
-            pipe = self.redis.pipeline(transaction=False)  # a cluster's client sends each key to its shard
-            for key in keys:
-                pipe.get(key)
-            raws = await pipe.execute()
-        except RedisError as exc:
-            log.warning("tool cache look-ahead skipped (redis: %s)", exc)
-            return {}
-        return {key: json.loads(raw) for key, raw in zip(keys, raws, strict=True) if raw}
-
     async def get(self, spec: ToolSpec, args: dict[str, Any], user: str,
                   text_vec: np.ndarray | None = None,
-                  threshold: float | None = None, count: bool = True) -> tuple[dict[str, Any] | None, str]:
-        """(result, outcome): outcome is hit, miss (absent or expired) or bypass (Redis unavailable).
-
-        `count=False` leaves the hit and miss counts alone (a look that decides nothing yet: the caller counts).
-        """
+                  threshold: float | None = None) -> tuple[dict[str, Any] | None, str]:
+        """(result, outcome): outcome is hit, miss (absent or expired) or bypass (Redis unavailable)."""
         key = self.key_of(spec, args, user)
         try:
             if spec.similarity_arg is None:
@@ -118,8 +85,7 @@ class ToolCache:
         except RedisError as exc:
             log.warning("tool cache bypassed (redis: %s)", exc)
             return None, "bypass"
-        if count:
-            self._count_later(spec.name, "hit" if raw else "miss")
+        self._count_later(spec.name, "hit" if raw else "miss")
         return (json.loads(raw), "hit") if raw else (None, "miss")
 
     async def _similar(self, key: str, vec: np.ndarray | None, threshold: float) -> bytes | None:
@@ -158,10 +124,6 @@ class ToolCache:
             await self.redis.expire(key + ":v", spec.ttl_s * 2)
         except RedisError as exc:
             log.warning("tool cache bypassed on write (redis: %s)", exc)
-
-    def count_hit(self, tool: str) -> None:
-        """Count a hit that a `count=False` look found and used."""
-        self._count_later(tool, "hit")
 
     def _count_later(self, tool: str, outcome: str) -> None:
         """Count an outcome without making the caller wait for it: a cache hit is one Redis round trip, not two."""

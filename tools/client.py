@@ -55,12 +55,6 @@ class ToolClient:
         resp = await self._http.get(f"/employees/{employee}")
         return resp.json() if resp.status_code == 200 else None
 
-    async def list_employees(self) -> list[dict[str, Any]]:
-        """Everyone who can sign in (id, name, city, department)."""
-        resp = await self._http.get("/employees")
-        resp.raise_for_status()
-        return resp.json()
-
     async def aclose(self) -> None:
         """Close the connection pool."""
         await self._http.aclose()

@@ -7,13 +7,10 @@ other: beside a turn's start the router's int8 embedding took about 6 ms against
 computes it on another core with no GIL to share; the event loop writes the texts to a socket, and the reply
 wakes the loop itself (a thread between them would add a wake-up of its own).
 
-Beside the loop, never on its core: Linux often wakes a sleeping child on the core of the task that woke it,
-where it preempted the event loop for the whole embedding (1-3 ms, one request in ten, measured). So the child
-sleeps on an eventfd rather than on the socket (a socket's write is a "sync" wake-up, a hint to run the reader
-right there), is told before each request to keep off the core the loop is on (its CPU affinity: every other
-core the process may use), and runs as SCHED_BATCH, which does not preempt whoever runs where it wakes.
-On two cores that leaves it one, which the process's other threads keep clear of while it computes
-(tools/cores.py:ThreadsAside). On one core none of this applies: it takes its turn there.
+Linux often wakes a sleeping child on the core of the task that woke it, where it would preempt the event loop
+for the whole embedding. So the child sleeps on an eventfd rather than on the socket (a socket's write is a
+"sync" wake-up, a hint to run the reader right there) and runs as SCHED_BATCH, which does not preempt whoever
+runs where it wakes. Which cores the process uses is the deployment's to say, not this module's.
 
 The child's side is `tools/encoder_child.py`: it starts in about a second and holds only the model.
 It ends when its parent closes it (`Embedder.close`, `Deps.aclose`), when the object that started it is
@@ -23,7 +20,6 @@ collected (once no event loop reads its replies), and on its own within a second
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import json
 import logging
@@ -40,7 +36,6 @@ from pathlib import Path
 import numpy as np
 
 from tools.child_end import end_child
-from tools.cores import allowed_cores, this_core, threads_aside
 from tools.encoder_child import ERROR, OK
 
 log = logging.getLogger(__name__)
@@ -97,14 +92,6 @@ class EncoderProcess:
         self._waiting: deque[tuple[asyncio.Future[np.ndarray], int, asyncio.TimerHandle, Then | None]] = deque()
         self._dropped = 0  # replies still owed to requests of a loop that is gone
         self.gone: str | None = None  # why the child is not asked any more
-        cores = allowed_cores()
-        # The cores it may use. Its affinity is set on its main thread, where ONNX Runtime runs with one thread
-        # (the default); a session's extra threads would keep every core.
-        self._beside = cores if len(cores) > 1 and this_core() is not None else None
-        # On two cores the child has one to itself only if the process's other threads keep to the loop's
-        # while it computes (tools/cores.py:ThreadsAside); with more, the kernel finds it a free one.
-        self._alone = self._beside is not None and len(self._beside) == 2
-        self._holding = False  # whether this child's requests in flight hold the other threads aside
         self._finalizer = weakref.finalize(self, end_child, self._sock, self._bell, self._proc)
         config = {"onnx": str(onnx_path), "tokenizer": tokenizer_json, "max_length": max_length, "threads": threads}
         try:  # blocking, with a deadline: the embedder is loaded before the desk serves (on a worker thread)
@@ -148,10 +135,6 @@ class EncoderProcess:
         preempted the event loop it was meant to run beside (a 1-3 ms stall at the write, measured). A ring
         wakes it on a free core.
         """
-        core = this_core() if self._beside is not None else None
-        if core is not None and self._beside:  # every core but the loop's (the child is asleep: it moves for free)
-            with contextlib.suppress(OSError):  # a child gone: the write below says so
-                os.sched_setaffinity(self._proc.pid, self._beside - {core} or self._beside)
         try:
             sent = self._sock.send(frame)
         except BlockingIOError as exc:  # the child is behind: this one is computed by the caller
@@ -163,15 +146,6 @@ class EncoderProcess:
             self._fail("a request written in part")
             raise EncoderGone(self.gone or "")
         os.eventfd_write(self._bell, 1)
-        if self._alone and core is not None and not self._holding:  # after the ring: the child starts meanwhile
-            self._holding = True
-            threads_aside.hold(core)
-
-    def _let_go(self) -> None:
-        """With no request left in flight, the other threads get their cores back (tools/cores.py)."""
-        if self._holding and not self._waiting:
-            self._holding = False
-            threads_aside.release()
 
     def _attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Read the replies on `loop`: the first loop to ask, or a later one once the earlier one is closed (a
@@ -184,7 +158,6 @@ class EncoderProcess:
                 _, _, timer, _ = self._waiting.popleft()
                 timer.cancel()
                 self._dropped += 1
-            self._let_go()
         # In an empty context: the reader outlives the caller's turn, whose context (its answer's sink) it must
         # not keep.
         contextvars.Context().run(loop.add_reader, self._sock.fileno(), self._on_readable)
@@ -225,7 +198,6 @@ class EncoderProcess:
             self._fail("a broken reply")
         else:
             _settle(fut, then, vectors)
-        self._let_go()  # after the caller is told: the answer does not wait for the threads to move
 
     @staticmethod
     def _frame_from(sock: socket.socket) -> bytes:
@@ -266,7 +238,6 @@ class EncoderProcess:
             fut, _, timer, then = self._waiting.popleft()
             timer.cancel()
             _settle(fut, then, error=EncoderGone(self.gone))
-        self._let_go()
         if not self._finalizer.alive:
             return
         if self._loop is not None and not self._loop.is_closed():

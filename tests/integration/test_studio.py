@@ -41,3 +41,47 @@ async def test_studio_runs_a_thread(studio):
     ask = {"messages": [{"role": "user", "content": "When do we get paid?"}], "user": "E1004"}
     out = await client.runs.wait(thread["thread_id"], "helpdesk", input=ask)
     assert out["route"] == "faq" and len(out["messages"]) == 4  # the server kept the thread's history
+
+
+def _workload_sample() -> list[list[dict]]:
+    """Conversations of the benchmark's workload, each a list of turns in order: one whole session, and every
+    single-turn question of the kinds that take a shortcut or are near misses (FAQ, tools, handbook, compound).
+    """
+    rows = [json.loads(line) for line in (ROOT / "data" / "bench" / "workload.jsonl").read_text().splitlines()]
+    sessions: dict[str, list[dict]] = {}
+    for row in rows:
+        sessions.setdefault(row["session"], []).append(row)
+    long = next(turns for name, turns in sessions.items() if len(turns) > 3)
+    single = [[row] for row in rows if row["kind"] in ("faq", "tool", "multi_tool", "kb", "near_miss", "compound")]
+    return [sorted(long, key=lambda r: r["turn"]), *single]
+
+
+async def test_studio_and_the_chat_give_the_same_route_and_answer(studio, helpdesk, clear_cache):
+    """One path: Studio's server runs the same graph as the chat, so every question of the workload gets the same
+    route and, where no LLM writes it, the same answer; Studio's streamed text is its final answer.
+    """
+    from app.turn import run_turn
+    from graph.context import Context
+
+    client = get_client(url=studio)
+    today = "2026-11-29"  # the workload's date
+    compared = 0
+    for turns in _workload_sample():
+        thread, chat_thread = (await client.threads.create())["thread_id"], None
+        for item in turns:
+            ask = {"messages": [{"role": "user", "content": item["q"]}], "user": item["user"]}
+            streamed, out = [], {}
+            async for part in client.runs.stream(thread, "helpdesk", input=ask, context={"today": today},
+                                                 stream_mode=["custom", "values"]):
+                if part.event == "custom" and "answer_delta" in (part.data or {}):
+                    streamed.append(part.data["answer_delta"])
+                elif part.event == "values":
+                    out = part.data
+            row = await run_turn(helpdesk, item["q"], item["user"], chat_thread, Context(today=today))
+            chat_thread = row["thread"]
+            assert out["route"] == row["route"], item["q"]
+            assert " ".join("".join(streamed).split()) == " ".join(out["answer"].split()), item["q"]
+            if row["route"] != "llm":  # the small LLM's wording may vary; every other answer is the graph's own
+                assert out["answer"] == row["answer"], item["q"]
+            compared += 1
+    assert compared >= 30

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -14,11 +13,13 @@ from fakeredis import FakeAsyncRedis as FakeRedis
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from app.router_train import build
+from app.training.router_train import build
 from graph.deps import Deps
 from graph.graph import build_graph
 from graph.router import Router, group_of
 from tools.faq import FaqEntry
+from tools.registry import MODULES
+from tools.specs import Fake
 
 
 class FakeEmbedder:
@@ -57,7 +58,6 @@ class FakeCache:
 
     def __init__(self) -> None:
         self.store: dict[str, Any] = {}
-        self.peeked: list[list[str]] = []  # the keys of each look ahead
         self.gets = 0  # single reads
 
     def key_of(self, spec, args, user):
@@ -65,17 +65,10 @@ class FakeCache:
 
         return cache_key(spec, args, user) + json.dumps(args, sort_keys=True)
 
-    async def peek(self, keys):
-        self.peeked.append(list(keys))
-        return {k: self.store[k] for k in keys if k in self.store}
-
-    async def get(self, spec, args, user, text_vec=None, threshold=None, count=True):
+    async def get(self, spec, args, user, text_vec=None, threshold=None):
         self.gets += 1
         hit = self.store.get(self.key_of(spec, args, user))
         return hit, "hit" if hit is not None else "miss"
-
-    def count_hit(self, tool):
-        pass
 
     async def put(self, spec, args, user, result, text_vec=None):
         self.store[self.key_of(spec, args, user)] = result
@@ -83,35 +76,10 @@ class FakeCache:
     def entry_of(self, spec, args, user):  # a similarity tool's result is kept per exact text here already
         return self.key_of(spec, args, user)
 
-    def note_of(self, spec, args, user):
-        return self.entry_of(spec, args, user) + ":a"
 
-    async def annotate(self, spec, args, user, note):
-        self.store[self.note_of(spec, args, user)] = note
-
-
-def _emp(args: dict[str, Any]) -> int:
-    return int(args.get("employee", "E1000")[1:]) if "employee" in args else 0
-
-
-# Each tool's fake answer (per-employee figures); tests/unit/test_consistency.py checks every registered tool has
-# one that carries the fields its entry requires.
-FAKES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "salary": lambda a: {"base": _emp(a), "overtime_pay": 10.0, "bonus": 0.0, "gross": _emp(a) + 10.0, "tax": 1.0,
-                         "pension": 2.0, "net": _emp(a) + 7.0, "currency": "EUR"},
-    "attendance": lambda a: {"working_days": 21, "present_days": 20, "absent_days": 1, "late_arrivals": _emp(a) % 5,
-                             "overtime_hours": 2.0},
-    "leave_balance": lambda a: {"annual_entitled": 25, "annual_taken": 3, "annual_pending": 1, "carried_over": 2,
-                                "annual_remaining": _emp(a) - 1000, "sick_used": 1, "sick_remaining": 11},
-    "employee_details": lambda a: {"id": a.get("employee"), "name": f"Person {a.get('employee')}", "role": "Analyst",
-                                   "department": "IT", "city": "Berlin"},
-    "leave_policy": lambda a: {"leave_type": a.get("leave_type"), "entitlement": "5 days", "pay": "full pay",
-                               "notice": "ask", "notes": ""},
-    "weather": lambda a: {"city": a.get("city"), "date": a.get("date"), "temperature_c": 4, "condition": "rain",
-                          "wind_kmh": 10},
-    "clothing_advice": lambda a: {"advice": f"Wear a coat ({a.get('temperature')} C)."},
-    "kb_search": lambda a: {"passages": [{"title": "Doc", "text": "Nothing relevant here at all.", "score": 0.2}]},
-}
+# Each tool's fake answer (per-employee figures), from its intent's module (tools/intents/);
+# tests/unit/test_consistency.py checks every registered tool has one that carries the fields its entry requires.
+FAKES: dict[str, Fake] = {tool: fake for module in MODULES for tool, fake in module.FAKES.items()}
 
 
 class FakeTools:

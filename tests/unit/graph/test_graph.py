@@ -102,7 +102,7 @@ async def test_weather_and_clothing_chain(graph_for):
     assert "Paris" in final["answer"] and "coat" in final["answer"]
 
 
-async def test_a_cached_answer_streams_from_the_routing_step_and_nothing_is_fetched_again(graph_for):
+async def test_a_cached_answer_streams_from_the_tool_stage_and_nothing_is_fetched_again(graph_for):
     deps = make_deps()
     graph = graph_for(deps)
     first, _ = await ask(graph, "What should I wear in Paris tomorrow?")
@@ -112,7 +112,9 @@ async def test_a_cached_answer_streams_from_the_routing_step_and_nothing_is_fetc
                                            stream_mode=["custom", "updates"]):
         events.append(("text", chunk["answer_delta"]) if mode == "custom" else ("step", next(iter(chunk))))
     assert len(deps.tools.calls) == 2, "the weather and the advice come from the cache, the backend is not asked"
-    assert events[0][0] == "text" and events[1] == ("step", "route_question"), events  # before the tool stage
+    steps = [e for e in events if e[0] == "step"]
+    assert steps == [("step", n) for n in ("route_question", "fill_slots", "call_tools", "compose_answer")], events
+    assert events.index(("step", "call_tools")) == events.index(("step", "fill_slots")) + 2, events  # text first
     assert "".join(t for kind, t in events if kind == "text") == first["answer"], "said once, as before"
     again, _ = await ask(graph, "What should I wear in Paris tomorrow?", thread="t2")
     assert [r["cache"] for r in again["results"]] == ["hit", "hit"] and again["answer"] == first["answer"]
@@ -221,7 +223,7 @@ async def test_every_node_reports_its_duration(graph_for, monkeypatch):
 
     deps.tools.call = call
     final, _ = await ask(graph_for(deps), "How many leave days do I have left?")
-    assert final["timings_ms"] == {"route_question": 0.0, "call_tools": pytest.approx(50.0),
+    assert final["timings_ms"] == {"route_question": 0.0, "fill_slots": 0.0, "call_tools": pytest.approx(50.0),
                                    "compose_answer": 0.0}  # the backend's 50 ms, in the node that waited for it
 
 

@@ -3,13 +3,11 @@ import gc
 import logging
 import os
 import signal
-import threading
 import time
 
 import numpy as np
 import pytest
 
-from tools.cores import threads_aside
 from tools.embedding_memo import EmbeddingMemo
 from tools.embeddings import SMALL_BATCH, Embedder
 
@@ -94,36 +92,9 @@ async def test_a_request_too_big_for_the_socket_is_computed_here_and_the_child_g
     assert np.allclose(await encoder.submit(TEXTS[:1]), encoder.embed(TEXTS[:1]), atol=1e-5)
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: the child takes its turn on it")
-async def test_the_child_keeps_off_the_event_loops_core_and_does_not_preempt_it(encoder):
+async def test_the_child_does_not_preempt_the_event_loop(encoder):
     await encoder.submit(TEXTS[:1])
-    pid = encoder._child._proc.pid
-    assert len(os.sched_getaffinity(pid)) == len(os.sched_getaffinity(0)) - 1  # every core but the loop's
-    assert os.sched_getscheduler(pid) == os.SCHED_BATCH
-
-
-async def test_while_the_child_computes_the_other_threads_keep_off_its_core(encoder):
-    """On two cores the child has the core beside the loop to itself while it computes: the process's other
-    threads (here the embedder's own) keep to the loop's, and get every core back with the reply, or when the
-    child is gone. With more cores nothing moves: the kernel finds the child a free one.
-    """
-    cores = os.sched_getaffinity(0)
-    worker = await encoder.run(threading.get_native_id)  # the embedder's thread: another thread of this process
-    pending = encoder.submit(TEXTS[:1])
-    moved = os.sched_getaffinity(worker)
-    await pending
-    assert os.sched_getaffinity(worker) == cores  # the reply gave them back
-    if len(cores) == 2:
-        assert len(moved) == 1 and moved != os.sched_getaffinity(encoder._child._proc.pid)
-        child = encoder._child
-        child.timeout_s = 0.5
-        child._proc.send_signal(signal.SIGSTOP)  # hung while computing: it is killed, and the threads let go
-        pending = encoder.submit(TEXTS[:1])
-        assert len(os.sched_getaffinity(worker)) == 1  # the loop's core, wherever it is now
-        await pending  # computed here instead
-        assert os.sched_getaffinity(worker) == cores and not threads_aside.held
-    else:
-        assert moved == cores
+    assert os.sched_getscheduler(encoder._child._proc.pid) == os.SCHED_BATCH
 
 
 def test_the_encoder_process_ends_with_its_embedder():
