@@ -22,7 +22,7 @@ from graph.llm_gate import LLMGate, LLMUnavailable
 from graph.prompts import plan_schema
 from graph.safety import strip_instructions
 from graph.state import ToolCall, ToolResult
-from tools.args import QUERY_MAX_CHARS
+from tools.intents.handbook import QUERY_MAX_CHARS
 from tools.registry import QUESTION, TOOLS, USER, depends_on
 
 log = logging.getLogger(__name__)

@@ -9,26 +9,18 @@ from datetime import date
 from typing import Any
 
 from graph.kit import emit
-from graph.renderers import RENDERERS
 from graph.state import Part, ToolCall, ToolResult
-from graph.summaries import SUMMARIES
 from tools.domain import latest_payslip_month
-from tools.registry import INTENTS, TOOLS, IntentSpec, Renderer
+from tools.intents.handbook import POLICY_LOOKUP
+from tools.registry import INTENTS, TOOLS, IntentSpec
 
 # How tools/client.py words what the backend answered with a refusal ("no payslip for ... yet"): trying again
 # shortly would not change it.
 _ANSWERED = " service said: "
-# The handbook look-up: its passages are quoted by compose_answer (graph/extract.py), not rendered here.
-POLICY_LOOKUP = IntentSpec("policy_lookup", (("kb_search", "kb_search", {"query": "$question"}),), ("question",))
-
-
-def renderer_of(spec: IntentSpec) -> Renderer | None:
-    """The function that writes an intent's answer: the one its entry carries, or the one it names."""
-    return spec.renderer if callable(spec.renderer) else RENDERERS.get(spec.renderer)
 
 
 def spec_of(intent: str | None) -> IntentSpec | None:
-    """The calls of a known intent or of the handbook look-up."""
+    """The calls of a known intent or of the handbook look-up (whose passages graph/extract.py quotes)."""
     return POLICY_LOOKUP if intent == POLICY_LOOKUP.name else INTENTS.get(intent or "")
 
 
@@ -76,22 +68,21 @@ def instantiate(intent: str, slots: dict[str, Any], user: str, prefix: str = "")
 def render(intent: str | None, slots: dict[str, Any], results: list[ToolResult], prefix: str = "") -> str | None:
     """The templated answer, or None when the intent has no renderer or a needed result is missing."""
     tpl = INTENTS.get(intent or "")
-    renderer = renderer_of(tpl) if tpl else None
-    if tpl is None or renderer is None:
+    if tpl is None or tpl.renderer is None:
         return None
     mine = [r for r in results if r["ok"] and r["data"] is not None and r["id"].startswith(prefix)]
     by_id = {r["id"][len(prefix):]: r["data"] or {} for r in mine}
     months = period_months(intent, slots)
     if months and any("@" in i for i in by_id):  # a period: every month's results, or none rendered
-        if any(f"{call_id}@{m}" not in by_id for m in months for call_id, _, _ in tpl.calls):
+        if tpl.summary is None or any(f"{call_id}@{m}" not in by_id for m in months for call_id, _, _ in tpl.calls):
             return None
-        return SUMMARIES[tpl.name](slots, {m: {c: by_id[f"{c}@{m}"] for c, _, _ in tpl.calls} for m in months})
+        return tpl.summary(slots, {m: {c: by_id[f"{c}@{m}"] for c, _, _ in tpl.calls} for m in months})
     if any(call_id not in by_id for call_id, _, _ in tpl.calls):
         return None
     ids = {call_id for call_id, _, _ in tpl.calls}
     asked = next((m for r in mine if r["id"][len(prefix):] in ids and isinstance(m := r["args"].get("month"), str)),
                  None)
-    return renderer({**slots, "month": asked} if asked else slots, by_id)  # named for the month fetched
+    return tpl.renderer({**slots, "month": asked} if asked else slots, by_id)  # named for the month fetched
 
 
 def settle_months(part: Part, today: date) -> Part:
@@ -124,7 +115,7 @@ def per_month(part: Part) -> list[Part]:
     months = part["slots"].get("months") or []
     spec = INTENTS.get(part["intent"])
     if part.get("answer") or spec is None or "month" not in spec.required or len(months) < 2 or \
-            part["slots"].get("period"):  # a period is answered together (graph/summaries.py)
+            part["slots"].get("period"):  # a period is answered together (its intent's summary)
         return [part]
     return [Part(intent=part["intent"], slots={**part["slots"], "month": m}) for m in months]
 
@@ -225,7 +216,7 @@ def parts_from_results(slots: dict[str, Any], results: list[ToolResult]) -> list
     parts: list[Part] = []
     for intent, tpl in INTENTS.items():
         tools = set(tpl.tools)
-        if renderer_of(tpl) and tools <= names and not any(tools < set(o.tools) <= names
+        if tpl.renderer and tools <= names and not any(tools < set(o.tools) <= names
                                                            for o in INTENTS.values() if o is not tpl):
             parts.append(Part(intent=intent, slots=slots))
     return parts

@@ -1,25 +1,24 @@
 """Every tool and intent is whole: a tool has the slot arguments the LLM path fills, a fake and a backend route; an
-intent has a renderer, labelled utterances and calls its tools can take; LABELS.md's routes table says what the
-registry says. `gaps` is what a new tool or intent is checked against (tests/unit/tools/test_registry.py).
+intent has a renderer (and a summary, when it takes a month), labelled utterances and calls its tools can take;
+LABELS.md's routes table says what the registry says. `gaps` is what a new intent's module is checked against
+(tests/unit/tools/test_registry.py).
 """
 
 from __future__ import annotations
 
 import glob
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from graph.templates import renderer_of
 from tests.unit.conftest import FAKES
 from tools.registry import INTENTS, QUESTION, TOOLS, USER, IntentSpec
+from tools.specs import Fake
 
 ROOT = Path(__file__).resolve().parents[2]
-Fake = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def backend_routes() -> set[str]:
@@ -59,8 +58,10 @@ def gaps(fakes: dict[str, Fake] | None = None, routes: set[str] | None = None) -
         if tool.path not in routes:
             found.append(f"{name}: the backend serves no {tool.path}")
     for name, intent in INTENTS.items():
-        if renderer_of(intent) is None:
-            found.append(f"intent {name}: no renderer {intent.renderer!r}")
+        if intent.renderer is None:
+            found.append(f"intent {name}: no renderer")
+        if "month" in intent.required and intent.summary is None:
+            found.append(f"intent {name}: takes a month but has no summary for a period")
         if not utterances(intent):
             found.append(f"intent {name}: no utterances labelled {name} in {intent.utterances}")
         if not intent.description or not intent.covers:
@@ -88,10 +89,11 @@ def test_a_tool_the_llm_path_cannot_fill_or_fake_is_caught(monkeypatch):
 
 
 def test_an_intent_without_renderer_or_data_is_caught(monkeypatch):
-    lonely = IntentSpec("payroll_export", (("salary", "salary", {"employee": USER}),), renderer="render_export",
+    lonely = IntentSpec("payroll_export", (("salary", "salary", {"employee": USER}),), ("month",),
                         description="a payroll export", covers="exports")
     monkeypatch.setitem(INTENTS, lonely.name, lonely)
-    assert gaps() == ["intent payroll_export: no renderer 'render_export'",
+    assert gaps() == ["intent payroll_export: no renderer",
+                      "intent payroll_export: takes a month but has no summary for a period",
                       "intent payroll_export: no utterances labelled payroll_export in data/router/train*.yaml",
                       "intent payroll_export: call salary does not fit tool salary"]
 

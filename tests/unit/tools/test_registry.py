@@ -1,53 +1,41 @@
-"""Adding a tool and an intent is one entry each (tools/registry.py) plus data: a toy canteen-menu tool is routed
-from the utterances its entry names, called through the real HTTP client, cached, rendered by the function its
-entry carries, planned by the LLM path with the slot arguments its entry names, and named in what the desk says it
-covers; the consistency check finds nothing missing. No other code changed."""
+"""Adding an intent is one module (tests/unit/tools/toy_intent.py, as each of tools/intents/ is) plus data: a toy
+canteen-menu intent, registered through the registry, is routed from the utterances its entry names, called through
+the real HTTP client, cached, rendered by the function its entry carries, planned by the LLM path with the slot
+arguments its entry names, and named in what the desk says it covers; the consistency check finds nothing missing
+once its fake and its backend route are there. No other code changed."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
-from pydantic import BaseModel, Field
 
-from app.router_train import build
+from app.training.router_train import build
 from graph.llm import repair_plan
 from graph.replies import out_of_scope
 from graph.router import Router, group_of
 from tests.unit.conftest import FAKES, ROUTES, make_deps
 from tests.unit.graph.test_graph import ask
 from tests.unit.test_consistency import backend_routes, gaps, utterances
+from tests.unit.tools import toy_intent
 from tools import registry
 from tools.client import ToolClient
-from tools.domain import DATE_PATTERN
 
-
-class CanteenArgs(BaseModel):
-    """Arguments of `canteen_menu`."""
-
-    date: str = Field(pattern=DATE_PATTERN)
-
-
-def render_menu(slots, r):
-    return f"On {slots['date']} the canteen serves {', '.join(r['menu']['dishes'])}."
-
-
-def menu(args):  # the backend's answer, and the fake's
-    return {"date": args.get("date"), "dishes": ["lentil soup", "risotto"]}
-
-
-# The two entries.
-CANTEEN = registry.ToolSpec("canteen_menu", "The staff canteen's menu on a day.", CanteenArgs, "/canteen",
-                            frozenset({"dishes"}), ttl_s=3600, slot_args={"date": "$date"})
-INTENT = registry.IntentSpec("canteen_menu", (("menu", "canteen_menu", {"date": "$date"}),), ("date",),
-                             description="what the staff canteen serves on a day",
-                             utterances="tests/unit/tools/canteen_menu.yaml", renderer=render_menu,
-                             covers="the canteen's menu")
+INTENT = toy_intent.INTENT
 
 
 @pytest.fixture
-def toy(monkeypatch):
-    monkeypatch.setitem(registry.TOOLS, CANTEEN.name, CANTEEN)  # registry.register(CANTEEN, INTENT), undone after
-    monkeypatch.setitem(registry.INTENTS, INTENT.name, INTENT)
+def registered():
+    """The toy module registered as a deployment would register its own, and taken out again after the test."""
+    tools, intents = dict(registry.TOOLS), dict(registry.INTENTS)
+    registry.register(*toy_intent.SPECS)
+    yield
+    for table, before in ((registry.TOOLS, tools), (registry.INTENTS, intents)):
+        table.clear()
+        table.update(before)
+
+
+@pytest.fixture
+def toy(registered):
     requests: list[httpx.Request] = []
 
     def backend(request: httpx.Request) -> httpx.Response:
@@ -55,7 +43,7 @@ def toy(monkeypatch):
             return httpx.Response(200, json={"id": "E1001", "name": "Ann", "city": "Berlin", "department": "IT"})
         requests.append(request)
         assert request.url.path == "/canteen"
-        return httpx.Response(200, json=menu(dict(request.url.params)))
+        return httpx.Response(200, json=toy_intent.fake_menu(dict(request.url.params)))
 
     deps = make_deps()
     client = ToolClient("http://backend.test")
@@ -101,6 +89,6 @@ def test_the_desk_says_it_covers_the_toy_intent(toy):
     assert "the weather (and what to wear) for your trips, and the canteen's menu, and I can" in out_of_scope()
 
 
-def test_the_toy_entries_and_their_data_are_all_the_check_asks_for(toy):
-    assert gaps({**FAKES, "canteen_menu": menu}, backend_routes() | {"/canteen"}) == []
+def test_the_toy_module_and_its_data_are_all_the_check_asks_for(registered):
+    assert gaps({**FAKES, **toy_intent.FAKES}, backend_routes() | {"/canteen"}) == []
     assert gaps() == ["canteen_menu: no fake", "canteen_menu: the backend serves no /canteen"]

@@ -1,0 +1,47 @@
+"""The company's rules for one leave type ("how much paternity leave do I get?"): the `leave_policy` tool, the
+intent, its answer and its fake. Which leave a question means is read by `graph/slots.py` from `tools/domain.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from tools.domain import LeaveType
+from tools.specs import Fake, IntentSpec, tool
+
+_LEAVE_TYPE = {"leave_type": "$leave_type"}
+
+
+class LeavePolicyArgs(BaseModel):
+    """Arguments of `leave_policy`."""
+
+    leave_type: LeaveType
+
+
+def render_leave_policy(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
+    """One leave type's rules."""
+    p = r["leave_policy"]
+    notes = f" {p['notes'][0].upper()}{p['notes'][1:]}." if p.get("notes") else ""
+    return (f"{p['leave_type'].title()} leave: {p['entitlement']}, {p['pay']}. "
+            f"{p['notice'][0].upper()}{p['notice'][1:]}.{notes}")
+
+
+def fake_leave_policy(args: dict[str, Any]) -> dict[str, Any]:
+    """The same rules for every leave type."""
+    return {"leave_type": args.get("leave_type"), "entitlement": "5 days", "pay": "full pay", "notice": "ask",
+            "notes": ""}
+
+
+LEAVE_POLICY = tool("leave_policy", "Company rules for one type of leave: entitlement, pay, notice and notes.",
+                    LeavePolicyArgs, "/leave/policy", {"entitlement"}, ttl_s=86400, slot_args=_LEAVE_TYPE)
+INTENT = IntentSpec(
+    "leave_policy", (("leave_policy", "leave_policy", _LEAVE_TYPE),), ("leave_type",),
+    renderer=render_leave_policy, covers="company policies and the handbook",
+    description="company rules for ONE leave type (annual, sick, maternity, paternity/partner, parental, "
+                "bereavement/compassionate, study, unpaid): how many days or weeks employees get, whether it is "
+                "paid, how much notice")
+
+SPECS = (LEAVE_POLICY, INTENT)
+FAKES: dict[str, Fake] = {"leave_policy": fake_leave_policy}
