@@ -31,7 +31,7 @@ help: ## list the targets
 setup: $(VENV)/.installed $(LLM_SETUP) $(CHROMIUM) $(POSTGRES) router ## install the app venv (.venv), vLLM's own venv, the model, chromium, the router
 
 router: $(VENV)/.installed ## train the router on data/router (both candidates; cached by a fingerprint of the data)
-	$(APP) -m app.router_train --kind both
+	$(APP) -m app.training.router_train --kind both
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -54,7 +54,7 @@ $(POSTGRES):
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
 
 $(MODEL_DIR)/config.json: $(VENV)/.installed
-	$(APP) app/model_prep.py $(CACHE_DIR) $(MODEL_DIR)
+	$(APP) app/stack/model_prep.py $(CACHE_DIR) $(MODEL_DIR)
 
 up: setup ## start Redis, the demo backend and vLLM (reused when already running)
 	$(APP) -m app services up

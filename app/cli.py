@@ -7,8 +7,8 @@ import asyncio
 import logging
 import sys
 
-from app import services
 from app.settings import get_settings
+from app.stack import services
 
 
 def _services(ns: argparse.Namespace) -> int:
@@ -34,7 +34,7 @@ def _services(ns: argparse.Namespace) -> int:
 
 
 def _cluster(ns: argparse.Namespace) -> int:
-    from app import cluster
+    from app.stack import cluster
 
     settings = get_settings()
     try:
@@ -97,18 +97,18 @@ def _ui(ns: argparse.Namespace) -> int:
 
 def _calibrate(ns: argparse.Namespace) -> int:
     if ns.quotes:
-        from app.quote_calibration import main as quotes_main
+        from app.training.quote_calibration import main as quotes_main
 
         return quotes_main(as_json=ns.json)
     if ns.leave_types:
-        from app.leave_calibration import main as leave_main
+        from app.training.leave_calibration import main as leave_main
 
         return leave_main(as_json=ns.json)
     if ns.public:
-        from app.calibrate_public import main as public_main
+        from app.training.calibrate_public import main as public_main
 
         return asyncio.run(public_main(as_json=ns.json, write=ns.write, per_intent=ns.sample))
-    from app.calibrate import main as calibrate_main
+    from app.training.calibrate import main as calibrate_main
 
     return asyncio.run(calibrate_main(as_json=ns.json, write=ns.write))
 

@@ -1,7 +1,7 @@
 """Which leave type a question is about, by classifiers trained on labelled leave-type questions.
 
 A question about leave rules that names no type by keyword ("can I take time off to look after my five-year-old")
-is about one type by meaning. Two linear classifiers, trained on `data/leave_types/` (app/leave_train.py), say
+is about one type by meaning. Two linear classifiers, trained on `data/leave_types/` (app/training/leave_train.py), say
 which: a type, or `NONE` (leave in general, no particular type).
 
 - `fast` reads the router's own vector of the question, which the router decided with: when it is sure, the answer

@@ -1,7 +1,7 @@
 """The learned router's model at run time: a linear classifier over sentence embeddings, plus the
 labelled examples it was trained on for a nearest-example check.
 
-Training (`app/router_train.py`) writes three files into a cache folder keyed by the training
+Training (`app/training/router_train.py`) writes three files into a cache folder keyed by the training
 data: `weights.npz` (coefficients, intercepts, example embeddings), `labels.json` (class and
 example labels) and `meta.json` (which model, thresholds and temperature chosen on the dev and public
 val splits, scores). Scoring is a matrix product and a softmax: well under a millisecond, so the

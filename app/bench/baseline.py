@@ -111,14 +111,14 @@ async def run_create_agent(deps: Deps, question: str, user: str, history: list[A
     agent = create_agent(model, tools=make_tools(deps.tools, user), system_prompt=ANSWER_SYSTEM)
     t0 = time.perf_counter()
     text, tools_called, llm_calls = "", [], 0
-    async for mode, chunk in agent.astream({"messages": [*history, HumanMessage(question)]},
-                                           stream_mode=["messages", "updates"]):
-        if mode == "messages":
-            msg, meta = chunk
+    async for part in agent.astream({"messages": [*history, HumanMessage(question)]},
+                                    stream_mode=["messages", "updates"], version="v2"):
+        if part["type"] == "messages":
+            msg, meta = part["data"]
             if meta.get("langgraph_node") == "model" and msg.content and on_delta:
                 on_delta(str(msg.content))
-        else:
-            for _node, update in chunk.items():
+        elif part["type"] == "updates":
+            for _node, update in part["data"].items():
                 for m in (update or {}).get("messages", []):
                     if isinstance(m, AIMessage):
                         llm_calls += 1

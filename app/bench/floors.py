@@ -143,7 +143,7 @@ def nodes_ms(row: dict[str, Any]) -> float:
     return sum(v for v in (row.get("timings_ms") or {}).values() if isinstance(v, int | float))
 
 
-def overhead_budget(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def overhead_budget(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The turn's own cost on the shortcut paths (faq, cache_hit, template), at p50 and p95 beside the floor.
 
     `framework_ms` is the time to the final result (`total_ms`) less the time inside the nodes: LangGraph's
@@ -152,7 +152,7 @@ def overhead_budget(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     how long the loop's thread and the encoders waited for a core (`metrics.CoreWaits`); the `*_over_floor`
     ratios are per row. `slowest` names the three turns furthest over their floor, with their waits.
     """
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for kind in ("faq", "cache_hit", "template"):
         kept = [r for r in rows if r.get("floor_kind") == kind and r.get("floor_ms") and r.get("ttft_ms") is not None]
         if not kept:

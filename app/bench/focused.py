@@ -11,16 +11,16 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from app import services
 from app.bench import plots, probes
 from app.bench.metrics import GC_PAUSES
 from app.bench.run import optimized_summary, summarize
 from app.bench.runner import Runner, conversation_store
 from app.bench.sessions import interleaved
 from app.bench.workload import load
-from app.router_train import load_split
 from app.runtime import build_deps
 from app.settings import get_settings
+from app.stack import services
+from app.training.router_train import load_split
 
 
 async def contention(threads: int | None = None) -> int:

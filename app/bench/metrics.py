@@ -49,7 +49,7 @@ def has_fact(answer: str, fact: str) -> bool:
 
 
 def score_row(answer: str, route: str | None, facts: list[str], forbidden: list[str],
-              expect_routes: list[str] | None) -> dict[str, bool]:
+              expect_routes: list[str] | None) -> dict[str, bool | None]:
     """Route correct (None when not applicable), all facts present, no forbidden fact present."""
     facts_ok = all(has_fact(answer or "", f) for f in facts)
     clean = not any(has_fact(answer or "", f) for f in forbidden)

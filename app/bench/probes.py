@@ -8,6 +8,7 @@ import re
 import time
 import uuid
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
@@ -73,7 +74,7 @@ async def fan_out(deps: Deps, repeats: int = 3) -> dict[str, float]:
     return {"stage_over_slower_tool": sorted(ratios)[len(ratios) // 2]}
 
 
-class _Sink(__import__("http.server").server.BaseHTTPRequestHandler):
+class _Sink(BaseHTTPRequestHandler):
     """Accepts anything (stands in for a LangSmith endpoint during the overhead probe)."""
 
     def _ok(self) -> None:
@@ -106,7 +107,6 @@ async def tracing_overhead(graph: object, questions: list[tuple[str, str]], reps
     none vs OpenTelemetry spans vs OpenTelemetry + LangSmith (to a local sink), interleaved after a
     warm-up round.
     """
-    import http.server
     import threading
 
     from langsmith import Client, tracing_context
@@ -118,7 +118,7 @@ async def tracing_overhead(graph: object, questions: list[tuple[str, str]], reps
     from app.turn import run_turn
     from graph import tracing
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     client = Client(api_url=f"http://127.0.0.1:{server.server_address[1]}", api_key="probe")
     provider = TracerProvider()

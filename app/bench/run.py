@@ -18,7 +18,6 @@ from typing import Any
 
 from tqdm import tqdm
 
-from app import services
 from app.bench import coldstart, floors, metrics, plots, probes
 from app.bench.items import Item
 from app.bench.metrics import GC_PAUSES
@@ -26,9 +25,10 @@ from app.bench.runner import Runner, conversation_store, finish, run_item
 from app.bench.sessions import next_turn_summary
 from app.bench.workload import TODAY, load
 from app.bench.workload import quick as quick_slice
-from app.router_train import load_split
 from app.runtime import build_deps
 from app.settings import get_settings
+from app.stack import services
+from app.training.router_train import load_split
 from graph.context import Context
 
 log = logging.getLogger(__name__)

@@ -16,6 +16,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from app.bench import floors, metrics, quiet
 from app.bench.baseline import build_plain_agent, run_create_agent
@@ -23,7 +24,6 @@ from app.bench.items import Item
 from app.bench.metrics import GC_PAUSES
 from app.bench.sessions import interleaved, training_sessions
 from app.bench.workload import TODAY
-from app.checkpoints import SqliteSaver
 from app.settings import get_settings
 from app.turn import run_turn
 from graph.context import Context
@@ -166,5 +166,5 @@ async def conversation_store() -> AsyncIterator[Any]:
     part of the process's heap, which the app's is not: its garbage collections grew with the run.
     """
     with tempfile.TemporaryDirectory(prefix="helpdesk-bench-") as tmp:
-        async with SqliteSaver.from_conn_string(str(Path(tmp) / "checkpoints.sqlite")) as saver:
+        async with AsyncSqliteSaver.from_conn_string(str(Path(tmp) / "checkpoints.sqlite")) as saver:
             yield saver

@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 from app.bench.items import FACTS_DB, MONTHS, Facts, Item
-from graph.summaries import month_name
+from tools.formatting import month_name
 from tools.registry import TOOLS
 
 

@@ -16,16 +16,17 @@ import re
 from dataclasses import asdict
 from datetime import date, timedelta
 from pathlib import Path
+from typing import cast
 
 import yaml
 
 from app.bench.items import FACTS_DB, MONTHS, Facts, Item
 from app.bench.sessions import personal_sessions
-from app.router_train import LEAVE_FAQ
 from app.settings import ROOT
-from graph.summaries import month_name
+from app.training.router_train import LEAVE_FAQ
 from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
 from tools.domain import HOME_CITIES
+from tools.formatting import month_name
 
 TODAY = date(2026, 11, 29)
 TOMORROW = TODAY + timedelta(days=1)
@@ -40,6 +41,16 @@ KB_QUESTIONS = [  # policy look-ups with a fact their answer must contain
     ("What are the public holidays in Ireland?", ["Patrick"]),
     ("How much is the referral bonus?", ["1,000"]),
 ]
+
+
+def first_garment(weather: dict[str, object]) -> str:
+    """The last word of the first thing to wear in that weather ("coat", "jacket"), a fact the answer must carry.
+
+    The demo backend returns its weather and clothing as plain `dict[str, object]`; the casts name the types it
+    puts there.
+    """
+    clothing = clothing_for(cast(float, weather["temperature_c"]), cast(str, weather["condition"]))
+    return cast(list[str], clothing["items"])[0].split()[-1]
 
 
 def _answer_facts(answer: str) -> list[str]:
@@ -88,7 +99,7 @@ def generate(seed: int = 7) -> list[Item]:
         w, wo = weather_for(city, TOMORROW), weather_for(other, TOMORROW)
         if clothing:
             q = rng.choice(["What should I wear in {c} tomorrow?", "Do I need a coat in {c} tomorrow?"]).format(c=city)
-            f = [str(w["temperature_c"]), clothing_for(w["temperature_c"], w["condition"])["items"][0].split()[-1]]
+            f = [str(w["temperature_c"]), first_garment(w)]
             kind = "multi_tool"
         else:
             q = rng.choice(["What's the weather in {c} tomorrow?", "Forecast for {c} tomorrow?"]).format(c=city)
@@ -190,7 +201,7 @@ def _part_facts(part: dict, user: str, facts: Facts, by_id: dict) -> tuple[list[
         w = weather_for(part["city"], date.fromisoformat(part["day"]))
         f = [f"{w['temperature_c']}°C"]
         if route == "weather_clothing":
-            f.append(clothing_for(w["temperature_c"], w["condition"])["items"][0].split()[-1])
+            f.append(first_garment(w))
         return f, []
     if route.startswith("faq:"):
         return _answer_facts(by_id[route[4:]]["answer"]), []

@@ -6,8 +6,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from app import services
 from app.settings import get_settings
+from app.stack import services
 from app.turn import open_graph, run_turn
 from graph.context import Context
 from tests.integration.servers import bring_up

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app import services
 from app.settings import ROOT
+from app.stack import services
 
 
 @contextlib.contextmanager

@@ -1,5 +1,5 @@
 """Past one machine, on one machine: the help desk on Ray Serve (2 replicas) with conversations in Postgres and
-two vLLM servers behind vLLM's router, all real processes started by `app.cluster.up` (as `make cluster` does).
+two vLLM servers behind vLLM's router, all real processes started by `app.stack.cluster.up` (as `make cluster` does).
 
 Faults are real too: a replica is killed through Ray's API, a vLLM server with SIGKILL, Postgres restarted.
 """
@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from app import cluster, postgres, redis_cluster, services
 from app.bench import cluster_load
 from app.remote import RemoteAsker
+from app.stack import cluster, postgres, redis_cluster, services
 from tests.integration.servers import bring_up
 
 NOT_REACHABLE = "The language model is not reachable right now"

@@ -23,7 +23,7 @@ def test_status_json_shows_every_component_healthy(running):
 
 
 def test_services_up_is_idempotent(settings, running):
-    from app import services
+    from app.stack import services
 
     again = services.up(settings)
     assert [s.healthy for s in again] == [True, True, True]
@@ -62,7 +62,7 @@ def _cores_busy(pgid: int, seconds: float) -> float:
 @pytest.fixture
 def vllm_pgid(settings, running) -> int:
     """The local vLLM server's process group; its CPU is only this machine's when it runs here."""
-    from app import services
+    from app.stack import services
 
     if not settings.local_vllm:
         pytest.skip("VLLM_BASE_URL points at a server elsewhere: its CPU is not this machine's")

@@ -88,6 +88,17 @@ def test_no_import_cycles():
     assert cycles(GRAPH) == []
 
 
+def test_training_and_the_stack_reach_the_entry_points_only_for_the_settings():
+    """app/training/ and app/stack/ lie under the entry points: of the rest of `app` they import app.settings only.
+    The Ray Serve replica (app/stack/serving.py) is an entry point of its own: it serves app/web.py's app.
+    """
+    below = [name for name in GRAPH if name.split(".")[:2] in (["app", "training"], ["app", "stack"])]
+    assert "app.training.router_train" in below and "app.stack.services" in below
+    outside = sorted(f"{a} -> {b}" for a in below if a != "app.stack.serving" for b in GRAPH[a]
+                     if b.startswith("app") and b != "app.settings" and b.split(".")[:2] != a.split(".")[:2])
+    assert outside == []
+
+
 def test_a_function_level_import_is_a_dependency_and_a_cycle_through_it_is_found(tmp_path):
     lazy = tmp_path / "lazy.py"
     lazy.write_text("def f():\n    from app.turn import run_turn\n    from . import ask\n")

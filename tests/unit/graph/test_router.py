@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
-from app.calibrate import decisions, gold, predicted, report
-from app.router_train import DATA, load_router, load_split
+from app.training.calibrate import decisions, gold, predicted, report
+from app.training.router_train import DATA, load_router, load_split
 from graph.language import ENGLISH_ONLY, is_foreign
 from graph.router import split_clauses
 from graph.router_model import RouterModel
@@ -103,7 +103,7 @@ async def test_closest_faq_offers_on_the_test_split_name_the_right_entry_mostly(
 
 
 def test_the_closest_faq_threshold_is_the_lowest_right_offer_that_keeps_offers_right():
-    from app.router_thresholds import choose_faq_fallback
+    from app.training.router_thresholds import choose_faq_fallback
 
     # faq:a's probability falls with the first coordinate; items are faq:a questions or handbook questions
     # that look like it.
@@ -126,7 +126,7 @@ def test_the_closest_faq_threshold_is_the_lowest_right_offer_that_keeps_offers_r
 
 
 def test_the_closest_faq_threshold_stops_where_the_offers_near_it_turn_mostly_wrong():
-    from app.router_thresholds import FALLBACK_WINDOW, choose_faq_fallback
+    from app.training.router_thresholds import FALLBACK_WINDOW, choose_faq_fallback
 
     model = RouterModel(["faq:a", "faq:b", "handbook"], np.array([[4.0, 0.0], [0.0, 0.0], [-4.0, 0.0]]),
                         np.zeros(3), np.eye(2, dtype=np.float32), ["faq:a", "handbook"], {})

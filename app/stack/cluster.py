@@ -2,14 +2,14 @@
 
 What it runs, each reused when it already answers and waited on by its health check:
 
-- the single-process services (`app.services`): Redis, the demo backend, the first vLLM server;
+- the single-process services (`app.stack.services`): Redis, the demo backend, the first vLLM server;
 - more vLLM servers on the next ports, behind vLLM's router (`vllm-router`, policy `cache_aware`): the
   app's `VLLM_BASE_URL` is the router's, so a prompt prefix keeps landing where it is cached;
-- a Redis Cluster of 3 masters (`app.redis_cluster`) for the replicas' caches and counters; the single
+- a Redis Cluster of 3 masters (`app.stack.redis_cluster`) for the replicas' caches and counters; the single
   Redis stays the demo backend's (its knowledge-base index);
-- PostgreSQL (`app.postgres`: Debian's server, run as its `postgres` user; data under `.run/postgres`) for the
+- PostgreSQL (`app.stack.postgres`: Debian's server, run as its `postgres` user; data under `.run/postgres`) for the
   conversations, shared by every replica through LangGraph's `AsyncPostgresSaver`;
-- a Ray head on this machine and the help desk deployed on it by Ray Serve (`app.serving`), N replicas
+- a Ray head on this machine and the help desk deployed on it by Ray Serve (`app.stack.serving`), N replicas
   behind Serve's HTTP proxy.
 
 On a real cluster the same deployment runs on KubeRay with managed Postgres and Redis and GPU vLLM nodes;
@@ -31,11 +31,11 @@ from pathlib import Path
 
 import httpx
 
-from app import services
-from app.postgres import check_postgres, start_postgres, stop_postgres
-from app.redis_cluster import check_redis_cluster, start_redis_cluster, stop_redis_cluster
-from app.services import ServiceError, Status, _log, _spawn, _wait
 from app.settings import ROOT, Settings
+from app.stack import services
+from app.stack.postgres import check_postgres, start_postgres, stop_postgres
+from app.stack.redis_cluster import check_redis_cluster, start_redis_cluster, stop_redis_cluster
+from app.stack.services import ServiceError, Status, _log, _spawn, _wait
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ def check_serve(settings: Settings) -> Status:
 
 def deploy(settings: Settings, replicas: int | None = None) -> Status:
     """Deploy (or redeploy with another replica count) the help desk on Ray Serve; waits until it is ready."""
-    args = [sys.executable, "-m", "app.serving", ray_address(settings), json.dumps(replica_env(settings))]
+    args = [sys.executable, "-m", "app.stack.serving", ray_address(settings), json.dumps(replica_env(settings))]
     if replicas is not None:
         args.append(str(replicas))
     logfile = _log(settings, "serve-deploy")

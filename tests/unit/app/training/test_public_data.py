@@ -2,8 +2,8 @@
 
 import pytest
 
-from app.public_data import PUBLIC, data_files, public_sets, sample, validation_items
-from app.router_train import finetune_examples, training_examples
+from app.training.public_data import PUBLIC, data_files, public_sets, sample, validation_items
+from app.training.router_train import finetune_examples, training_examples
 from tools.faq import load_faq
 from tools.registry import INTENTS
 

@@ -15,7 +15,7 @@ gets one from its train split, by a hash of the text, so it never moves.
 A *report-only* set (`role: report` in its mapping: HWU64) is the held-out public source: it has a test
 split only, and is never trained on, never chosen on and not part of the router's fingerprint.
 `public_sets()` and everything training reads (`data_files`, `validation_items`) leave it out; only the
-report (`public_sets(include_report=True)`, `app/calibrate_public.py`) reads it.
+report (`public_sets(include_report=True)`, `app/training/calibrate_public.py`) reads it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Thresholds chosen on the dev split: tool intents pooled, every FAQ entry pooled, other routes alone."""
 
-from app.router_thresholds import Outcome, choose_floor_and_thresholds, choose_thresholds, shortcut_stats
+from app.training.router_thresholds import Outcome, choose_floor_and_thresholds, choose_thresholds, shortcut_stats
 
 
 def test_tool_intents_share_the_threshold_their_pooled_dev_items_allow():
@@ -26,7 +26,7 @@ def test_a_family_wrong_at_its_top_confidence_is_never_taken():
 
 
 def test_a_rate_budget_lets_a_rare_wrong_item_in_only_behind_enough_right_ones():
-    from app.router_thresholds import FAMILY_WRONG_RATE
+    from app.training.router_thresholds import FAMILY_WRONG_RATE
 
     right = [Outcome("other", "other", 0.99 - i * 0.0001, 0.9) for i in range(300)]
     results = [Outcome("salary", "other", 0.995, 0.9), *right]  # the most confident one is wrong
@@ -42,7 +42,7 @@ def test_an_item_with_two_right_labels_is_right_with_either():
 def test_temperature_scaling_tempers_an_over_sure_model_and_ece_shows_it():
     import numpy as np
 
-    from app.router_thresholds import expected_calibration_error, fit_temperature
+    from app.training.router_thresholds import expected_calibration_error, fit_temperature
 
     rng = np.random.default_rng(0)
     gold = rng.integers(0, 3, 400)

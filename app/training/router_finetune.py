@@ -1,7 +1,7 @@
 """Fine-tuning the router's encoder: supervised contrastive learning on the labelled questions (seeded, CPU).
 
 Questions of one route are pulled together and the others pushed apart, so that the head over the encoder
-(app/router_train.py) separates routes the frozen MiniLM puts side by side.
+(app/training/router_train.py) separates routes the frozen MiniLM puts side by side.
 """
 
 from __future__ import annotations

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import Any, cast
 
 from ray import serve
+from ray.serve import Application, Deployment
 
 from app.settings import Settings
 
@@ -32,7 +33,7 @@ SERVED_BY = "x-served-by"
 class HelpDesk:
     """One replica: the warmed graph and clients, and the ASGI app that serves them."""
 
-    async def __init__(self) -> None:
+    async def __init__(self) -> None:  # type: ignore[misc]  # Serve awaits an async constructor
         from app.shared import process_resources, warm
 
         os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -80,13 +81,22 @@ def deployment_options(settings: Settings, env: dict[str, str]) -> dict[str, Any
     return opts
 
 
-def build(args: dict[str, str] | None = None) -> Any:
-    """The application for a Serve config file (`import_path: app.serving:build`, e.g. a KubeRay RayService):
+def application(settings: Settings, env: dict[str, str]) -> Application:
+    """The deployment with its options, bound: what Serve runs.
+
+    mypy keeps a decorated class's own type (it ignores what a class decorator returns), so the Deployment that
+    `serve.deployment` made of HelpDesk is named here.
+    """
+    return cast(Deployment, HelpDesk).options(**deployment_options(settings, env)).bind()
+
+
+def build(args: dict[str, str] | None = None) -> Application:
+    """The application for a Serve config file (`import_path: app.stack.serving:build`, e.g. a KubeRay RayService):
     replicas and autoscaling from this process's settings; the config's `runtime_env` carries the URLs.
     """
     from app.settings import get_settings
 
-    return HelpDesk.options(**deployment_options(get_settings(), dict(args or {}))).bind()
+    return application(get_settings(), dict(args or {}))
 
 
 def deploy(settings: Settings, address: str, env: dict[str, str], replicas: int | None = None) -> None:
@@ -97,12 +107,11 @@ def deploy(settings: Settings, address: str, env: dict[str, str], replicas: int 
         settings = settings.model_copy(update={"serve_replicas": replicas, "serve_autoscaling": False})
     ray.init(address=address, namespace="serve", log_to_driver=False, logging_level=logging.WARNING)
     serve.start(http_options={"host": settings.serve_host, "port": settings.serve_port})
-    app = HelpDesk.options(**deployment_options(settings, env)).bind()
-    serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)
+    serve.run(application(settings, env), name=APP_NAME, route_prefix="/", blocking=False)
     log.info("help desk deployed on Ray at %s", address)
 
 
-if __name__ == "__main__":  # `python -m app.serving ADDRESS ENV_JSON [REPLICAS]`: what `app cluster` runs
+if __name__ == "__main__":  # `python -m app.stack.serving ADDRESS ENV_JSON [REPLICAS]`: what `app cluster` runs
     import json
     import sys
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from app.calibrate import CALLER, SHORTCUTS, predicted
-from app.public_data import PublicItem, public_sets, sample
-from app.router_thresholds import clopper_pearson_upper, expected_calibration_error
+from app.training.calibrate import CALLER, SHORTCUTS, predicted
+from app.training.public_data import PublicItem, public_sets, sample
+from app.training.router_thresholds import clopper_pearson_upper, expected_calibration_error
 from graph.router import Decision, Router
 
 OOD_TARGET = 0.01  # out-of-domain wrong shortcuts the desk allows, at most (issue: <= 1%, bound <= 1.5%)
@@ -124,9 +124,9 @@ async def main(as_json: bool = False, write: bool = False, per_intent: int | Non
     """The shipped router on the public test sets, with the project's own dev and test figures beside them."""
     import json
 
-    from app.calibrate import evaluate
-    from app.router_train import choose_model, load_router
     from app.settings import ROOT
+    from app.training.calibrate import evaluate
+    from app.training.router_train import choose_model, load_router
 
     kind = choose_model()
     router = load_router(kind=kind, standalone=True)

@@ -1,8 +1,8 @@
 from ray.serve import Application
 
-from app.cluster import replica_env, vllm_name, vllm_settings
-from app.serving import build, deployment_options
 from app.settings import Settings
+from app.stack.cluster import replica_env, vllm_name, vllm_settings
+from app.stack.serving import build, deployment_options
 
 
 def test_replicas_reach_every_tier_by_url_only():
@@ -33,5 +33,5 @@ def test_fixed_or_autoscaled_replicas_from_settings():
 
 
 def test_a_serve_config_can_import_the_application():
-    assert isinstance(build(), Application)  # what `import_path: app.serving:build` gives Serve
+    assert isinstance(build(), Application)  # what `import_path: app.stack.serving:build` gives Serve
     assert "runtime_env" not in deployment_options(Settings(_env_file=None), {})["ray_actor_options"]

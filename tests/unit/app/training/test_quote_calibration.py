@@ -1,6 +1,6 @@
 """The handbook quote's threshold: the same walk-down under a 1% wrong-quote limit as the router's."""
 
-from app.quote_calibration import Quoted, choose_threshold, stats
+from app.training.quote_calibration import Quoted, choose_threshold, stats
 
 
 def row(score, doc, docs=("a",), split="dev"):
@@ -34,7 +34,7 @@ def test_stats_count_coverage_over_every_item():
 
 
 def test_every_handbook_question_of_the_splits_has_its_documents_labelled():
-    from app.quote_calibration import KB_DIR, labelled
+    from app.training.quote_calibration import KB_DIR, labelled
 
     items = labelled()  # raises on a handbook item the gold file lacks
     stems = {p.stem for p in KB_DIR.glob("*.md")}

@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 import yaml
 
-from app.calibrate import CALLER
-from app.router_thresholds import MAX_WRONG_RATE, clopper_pearson_upper
-from app.router_train import choose_model, load_router, load_split
 from app.settings import ROOT, get_settings
+from app.training.calibrate import CALLER
+from app.training.router_thresholds import MAX_WRONG_RATE, clopper_pearson_upper
+from app.training.router_train import choose_model, load_router, load_split
 from graph.extract import best_quote
 from tools.demo_backend.kb import candidates, load_chunks, rerank
 from tools.embedding_memo import EmbeddingMemo

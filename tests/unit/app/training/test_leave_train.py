@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import yaml
 
-from app.leave_calibration import report
-from app.leave_train import CLASSES, DATA, MAX_WRONG, asked, ensure, fingerprint, load_split
-from app.router_train import load_router
+from app.training.leave_calibration import report
+from app.training.leave_train import CLASSES, DATA, MAX_WRONG, asked, ensure, fingerprint, load_split
+from app.training.router_train import load_router
 
 
 def norm(q: str) -> str:
@@ -33,7 +33,7 @@ def test_no_question_is_among_the_routers_questions():
     """The router's encoder learned its training split: a leave question it saw there would flatter the classifier
     over its vectors (and the router's dev and test splits are the router's own measure).
     """
-    from app.router_train import load_split as router_split
+    from app.training.router_train import load_split as router_split
 
     router = {norm(it["q"]) for split in ("train", "dev", "test") for it in router_split(split)}
     for split in ("train", "dev", "test"):

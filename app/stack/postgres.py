@@ -10,8 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from app.services import ServiceError, Status
 from app.settings import Settings
+from app.stack.services import ServiceError, Status
 
 
 def pg_dir(settings: Settings) -> Path:
@@ -33,7 +33,8 @@ def check_postgres(settings: Settings) -> Status:
         import psycopg
 
         with psycopg.connect(settings.postgres_url, connect_timeout=2) as conn:
-            st.version = str(conn.execute("show server_version").fetchone()[0])
+            row = conn.execute("show server_version").fetchone()
+            st.version = str(row[0]) if row else ""
         st.healthy, st.detail = True, f"data in {pg_dir(settings) / 'data'}"
     except Exception as exc:  # noqa: BLE001
         st.detail = f"not reachable: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}"

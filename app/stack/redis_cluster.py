@@ -1,6 +1,6 @@
 """The local Redis Cluster: 3 masters from the same redis-server binary in cluster mode, slots assigned here.
 
-`app.cluster` starts it for the replicas' caches and counters (`REDIS_URL=redis+cluster://...`). A master that
+`app.stack.cluster` starts it for the replicas' caches and counters (`REDIS_URL=redis+cluster://...`). A master that
 stops takes only its own slots away (`cluster-require-full-coverage no`); its `nodes.conf` keeps its id and
 slots, so starting it again rejoins the same slots, empty (it is a cache: no persistence).
 """
@@ -11,9 +11,9 @@ import time
 
 import redis
 
-from app import services
-from app.services import ServiceError, Status, _log, _spawn, _wait
 from app.settings import Settings
+from app.stack import services
+from app.stack.services import ServiceError, Status, _log, _spawn, _wait
 
 SLOTS = 16384
 

@@ -13,7 +13,7 @@ nearest-example check, compound splitting, the language check), as the graph mak
   and how many of those were wrong.
 
 Both candidate models are reported; thresholds come from the dev split and the public val splits
-(`app/router_train.py`); `--public` reports the public test splits (`app/calibrate_public.py`).
+(`app/training/router_train.py`); `--public` reports the public test splits (`app/training/calibrate_public.py`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
-from app.router_thresholds import clopper_pearson_upper
-from app.router_train import DATA, choose_model, load_router, load_split
 from app.settings import ROOT, get_settings
+from app.training.router_thresholds import clopper_pearson_upper
+from app.training.router_train import DATA, choose_model, load_router, load_split
 from graph.router import Decision, Router, group_of
 
 REPORT = ROOT / "data" / "calibration.json"
@@ -128,7 +128,7 @@ async def main(as_json: bool = False, write: bool = False, kinds: tuple[str, ...
     if as_json:
         print(json.dumps(results, indent=2))
     else:
-        for kind, r in results["candidates"].items():
+        for kind, r in candidates.items():
             for split in ("dev", "test"):
                 s = r[split]
                 print(f"{kind:9s} {split:4s}: intent accuracy {s['intent_accuracy']:.3f}, "
@@ -140,6 +140,6 @@ async def main(as_json: bool = False, write: bool = False, kinds: tuple[str, ...
         print(f"shipped: {shipped} (chosen on the dev split)")
     if write:
         slim = {k: {s: {m: v for m, v in r[s].items() if m != "wrong_examples"} if s in ("dev", "test") else v
-                    for s, v in r.items()} for k, r in results["candidates"].items()}
+                    for s, v in r.items()} for k, r in candidates.items()}
         REPORT.write_text(json.dumps({**results, "candidates": slim}, indent=2) + "\n")
     return 0

@@ -7,8 +7,8 @@ HWU64 is report-only: the router never trains or chooses on it, so it is the hel
 
 import pytest
 
-from app.calibrate_public import OOD_TARGET, evaluate_public
-from app.router_train import load_router
+from app.training.calibrate_public import OOD_TARGET, evaluate_public
+from app.training.router_train import load_router
 
 PER_INTENT = 6
 MIN_OOD = {"CLINC150": 400, "BANKING77": 400, "HWU64": 300}  # out-of-domain queries in each sample, at least

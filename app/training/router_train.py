@@ -9,7 +9,7 @@ Two candidate models are built from the same labelled data (`data/router/`):
   int8 weights (`Settings.router_int8`): its head, temperature and thresholds are fitted on the int8 vectors.
 
 Both learn from the project's train split, every FAQ phrasing and the public data sets' train splits
-(`app/public_data.py`: out-of-domain intents as `other`, mapped intents as their route); the fine-tuned
+(`app/training/public_data.py`: out-of-domain intents as `other`, mapped intents as their route); the fine-tuned
 encoder sees a fixed sample of the public queries (`FINETUNE_PUBLIC_PER_INTENT` per intent), which keeps its
 training minutes where they were. The C of the head, the temperature and the thresholds are chosen on the
 dev split and the public val splits together, so that wrong shortcuts stay bounded on questions written
@@ -18,7 +18,7 @@ nowhere near the training data as well as on the project's own.
 The one shipped is chosen on the dev split (`choose_model`); both are reported on the test splits by
 `python -m app calibrate --json` (`--public` for the public ones). No test split chooses anything. Training is
 seeded and keyed by a fingerprint of the data and this file, so a clone reuses the cached model
-until the data changes: `python -m app.router_train` (also run by `make setup`).
+until the data changes: `python -m app.training.router_train` (also run by `make setup`).
 """
 
 from __future__ import annotations
@@ -35,17 +35,17 @@ from typing import Any
 import numpy as np
 import yaml
 
-from app import leave_train
-from app.public_data import data_files, public_sets, validation_items
-from app.router_finetune import SEED, finetune
-from app.router_thresholds import (
+from app.settings import ROOT, Settings, get_settings
+from app.training import leave_train
+from app.training.public_data import data_files, public_sets, validation_items
+from app.training.router_finetune import SEED, finetune
+from app.training.router_thresholds import (
     accuracy,
     calibrate_temperature,
     choose_faq_fallback,
     choose_floor_and_thresholds,
     outcomes,
 )
-from app.settings import ROOT, Settings, get_settings
 from graph.router import Router
 from graph.router_model import RouterModel
 from tools.embedding_memo import EmbeddingMemo
@@ -235,7 +235,7 @@ def choose_model(settings: Settings | None = None) -> str:
         return "finetuned"
     if "finetuned" not in scores:
         log.warning("no fine-tuned router trained for these settings (ROUTER_INT8=%s): the frozen one serves; "
-                    "`python -m app.router_train` trains it", settings.router_int8)
+                    "`python -m app.training.router_train` trains it", settings.router_int8)
     return "frozen"
 
 
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     """Train both candidates (unless cached) and print their dev figures."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m app.router_train", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m app.training.router_train", description=__doc__.splitlines()[0])
     p.add_argument("--kind", choices=["frozen", "finetuned", "both"], default="both")
     p.add_argument("--force", action="store_true", help="retrain even when a cached model exists")
     args = p.parse_args(argv)

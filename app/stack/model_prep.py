@@ -54,9 +54,9 @@ def convert(gguf: Path, out_dir: Path) -> Path:
     src_dir, name = str(gguf.parent), gguf.name
     tokenizer = AutoTokenizer.from_pretrained(src_dir, gguf_file=name)
     model = AutoModelForCausalLM.from_pretrained(src_dir, gguf_file=name, dtype=torch.bfloat16)
-    # save_pretrained refuses a model it thinks is still quantized; the weights are plain now.
-    model.hf_quantizer = None
-    model.is_quantized = False
+    # save_pretrained refuses a model it thinks is still quantized; the weights are plain now. The loader sets
+    # `hf_quantizer` on the instance without declaring it, so mypy sees nn.Module's `Tensor | Module` attribute.
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +74,7 @@ def convert(gguf: Path, out_dir: Path) -> Path:
 
 
 def main() -> None:
-    """Command line: `python app/model_prep.py CACHE_DIR OUT_DIR`."""
+    """Command line: `python app/stack/model_prep.py CACHE_DIR OUT_DIR`."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cache_dir, out_dir = Path(sys.argv[1]), Path(sys.argv[2])
     out = convert(fetch_gguf(cache_dir), out_dir)

@@ -2,9 +2,9 @@ import shutil
 
 import pytest
 
-from app import router_train
-from app.router_train import finetuned_encoder, fingerprint, model_dir
 from app.settings import Settings
+from app.training import router_train
+from app.training.router_train import finetuned_encoder, fingerprint, model_dir
 from tools.embeddings import bundled_model_path
 from tools.onnx_export import INT8_RECIPE
 

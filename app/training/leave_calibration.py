@@ -1,6 +1,6 @@
 """How well the leave-type classifiers do on the test split they never saw: `python -m app calibrate --leave-types`.
 
-Counted on the questions they are asked about (no leave type named by keyword, or several; app/leave_train.py):
+Counted on the questions they are asked about (no leave type named by keyword, or several; app/training/leave_train.py):
 how many the router's vector settled and how many of those were wrong, the same for the shared encoder's after it,
 and the accuracy of the whole chain graph/slots.py runs, beside the description match alone (the method before
 the classifiers). The dev split, which chose the thresholds, is shown beside it.
@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.leave_train import Split, asked, load_split, outcomes
-from app.router_train import load_router
 from app.settings import Settings, get_settings
+from app.training.leave_train import Split, asked, load_split, outcomes
+from app.training.router_train import load_router
 from tools.embeddings import load_embedder
 
 

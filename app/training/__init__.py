@@ -1,0 +1,1 @@
+"""Training and calibration: the router and leave-type classifiers fitted on labelled data, and their reports."""
