@@ -38,9 +38,8 @@ async def build_deps(settings: Settings) -> Deps:
         torch.set_num_threads(settings.torch_threads)
     # Model loading and file reads are blocking: keep them off the event loop (LangGraph's server checks).
     embedder = await asyncio.to_thread(load_embedder, settings.embedding_model, settings.embed_backend,
-                                     settings.torch_threads, settings.encoder_process)
+                                     settings.torch_threads)
     await embedder.run(embedder.embed, ["warm up the embedding thread and kernels", "a second, longer sentence"])
-    await embedder.submit(["warm up the encoder process"])  # the same thread when there is none
     redis = async_redis(settings.redis, socket_timeout=2, socket_connect_timeout=2,
                            health_check_interval=10, retry_on_timeout=False)
     faq = await asyncio.to_thread(load_faq, FAQ_PATH)

@@ -71,10 +71,6 @@ class Settings(BaseSettings):
                               "channel) and the head fitted on those vectors: a question's embedding in about half "
                               "the time, dev intent accuracy within half a point (docs/routing.md). Off: the float "
                               "encoder and its own head (each is trained and cached once)")
-    encoder_process: bool = Field(True, description="compute the encoders' few-text embeddings (a question, a "
-                                  "request's clauses; the router's and the shared encoder's) in a child process "
-                                  "each (tools/encoder_process.py): beside the turn's work, not sharing its GIL. "
-                                  "Off: on each encoder's thread in this process")
     gc_freeze: bool = Field(True, description="after start-up, move every object loaded so far (the models, "
                             "the libraries: about 650,000) out of the garbage collector's sight (`gc.freeze`). "
                             "A full collection otherwise walks them all: 330-350 ms here, a pause that lands "

@@ -78,7 +78,7 @@ class Deps:
         return await self._memo(texts)
 
     async def aclose(self) -> None:
-        """Close the clients, and end the router's encoder process when it has one."""
+        """Close the clients, and the router's own encoder's thread when it has one."""
         await self.tools.aclose()
         await self.redis.aclose()
         if isinstance(self.router.embed, EmbeddingMemo):

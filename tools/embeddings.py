@@ -11,17 +11,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from tools.encoder_process import EncoderDeclined, EncoderGone, EncoderProcess, Then
 from tools.onnx_export import ONNX_INPUTS, onnx_path, session_at
 
 log = logging.getLogger(__name__)
 SMALL_BATCH = 4  # texts embedded on the small session: a question, or the few clauses of a compound request
+Then = Callable[["asyncio.Future[np.ndarray]"], None]  # told when an embedding's future is settled
 
 
 def bundled_model_path() -> str:
@@ -34,8 +35,7 @@ def bundled_model_path() -> str:
 class Embedder:
     """Normalized float32 embeddings; cosine similarity is then a dot product."""
 
-    def __init__(self, model: str = "", backend: str = "onnx", threads: int = 0, int8: bool = False,
-                 process: bool = False) -> None:
+    def __init__(self, model: str = "", backend: str = "onnx", threads: int = 0, int8: bool = False) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -52,7 +52,6 @@ class Embedder:
         self.dim = int(dim or 0)
         self._ort: Any = None
         self._ort_batch: Any = None
-        self._child: EncoderProcess | None = None
         self.int8 = False
         if backend == "onnx":
             try:
@@ -64,30 +63,7 @@ class Embedder:
                 self._ort, self._ort_batch, self.int8 = small, batch, int8  # both or neither
             except Exception as exc:  # noqa: BLE001 - torch computes the same vectors, only slower
                 log.warning("embeddings on torch: ONNX Runtime not usable for %s (%s)", self.name, exc)
-            if process and self._ort is not None:
-                self._child = self._start_child(path, threads)
         self.backend = "onnx" if self._ort is not None else "torch"
-
-    @property
-    def process(self) -> bool:
-        """Whether its few-text embeddings go to an encoder process (`submit`)."""
-        return self._child is not None
-
-    @property
-    def process_id(self) -> int | None:
-        """The encoder process's pid while there is one (the benchmark reads how long it waited for a core)."""
-        child = self._child
-        return None if child is None else child.pid
-
-    def _start_child(self, path: Any, threads: int) -> EncoderProcess | None:
-        """The same session in a child process (tools/encoder_process.py), or None when it cannot start."""
-        try:
-            tokenizer = self._model.tokenizer
-            return EncoderProcess(path, tokenizer.backend_tokenizer.to_str(),
-                                  self._model.max_seq_length or tokenizer.model_max_length, threads or 1)
-        except Exception as exc:  # noqa: BLE001 - the embeddings are computed here instead, as without it
-            log.warning("embeddings of %s in this process: its encoder process did not start (%s)", self.name, exc)
-            return None
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed a batch (blocking)."""
@@ -125,93 +101,28 @@ class Embedder:
         return asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     def submit(self, texts: list[str], then: Then | None = None) -> asyncio.Future[np.ndarray]:
-        """Embed `texts` off the event loop, started at once; await the result.
-
-        A few texts (a question, a request's clauses) go to the encoder process when there is one: computed
-        beside the event loop's work instead of taking turns with it on the GIL. Anything else, or when the
-        process has failed, goes to the embedding thread (`run`): the same vectors. `then(future)` is told as
-        soon as the future is settled: from the process's reply in the same turn of the event loop (a memo's
-        waiters are answered a turn sooner than through a done-callback), from the thread as a done-callback.
+        """Embed `texts` on the embedding thread, started at once; await the result. `then(future)` is told as
+        soon as the future is settled.
         """
-        child = self._child
-        if child is None or len(texts) > SMALL_BATCH:
-            return _then(self.run(self.embed, texts), then)
-        out: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
-
-        def settle(job: asyncio.Future[np.ndarray]) -> None:
-            error = None if job.cancelled() else job.exception()
-            if out.done() or not isinstance(error, EncoderDeclined | EncoderGone):  # done: its caller stopped waiting
-                computed_here(job)
-                return
-            try:  # computed here instead
-                if isinstance(error, EncoderGone):
-                    self._lost(child, error)
-            finally:
-                try:
-                    self.run(self.embed, texts).add_done_callback(computed_here)
-                except Exception as exc:  # noqa: BLE001 - the thread is gone too (shut down): the caller hears why
-                    failed = asyncio.get_running_loop().create_future()
-                    failed.set_exception(exc)
-                    computed_here(failed)
-
-        def computed_here(job: asyncio.Future[np.ndarray]) -> None:
-            _settle(out, job)  # nothing when its caller stopped waiting; `then` is told either way
-            if then is not None:
-                then(out)
-
-        try:
-            child.submit(texts, then=settle)
-        except EncoderDeclined:
-            return _then(self.run(self.embed, texts), then)
-        except EncoderGone as exc:
-            self._lost(child, exc)
-            return _then(self.run(self.embed, texts), then)
-        return out
+        fut = self.run(self.embed, texts)
+        if then is not None:
+            fut.add_done_callback(then)
+        return fut
 
     def close(self) -> None:
-        """End the encoder process, if any (the embedder goes on, on its thread)."""
-        if (child := self._child) is not None:
-            self._child = None
-            child.close()
-
-    def _lost(self, child: EncoderProcess, error: Exception) -> None:
-        """The encoder process failed: every later embedding is computed in this process."""
-        if self._child is child:
-            log.error("the encoder process of %s failed; embedding in this process from now on: %s", self.name, error)
-            self._child = None
-            child.close(kill=True)
+        """Stop its thread once the embeddings in flight are done (an embedder of its own, like the router's)."""
+        self._pool.shutdown(wait=False)
 
     async def aembed_one(self, text: str) -> np.ndarray:
         """Embed one text off the event loop, so concurrent requests keep moving."""
         return (await self.submit([text]))[0]
 
 
-def _then(fut: asyncio.Future[Any], then: Then | None) -> asyncio.Future[Any]:
-    """`fut`, with `then` told when it is settled."""
-    if then is not None:
-        fut.add_done_callback(then)
-    return fut
-
-
-def _settle(out: asyncio.Future[Any], job: asyncio.Future[Any]) -> None:
-    """`out` gets `job`'s result or error (nothing when its caller stopped waiting)."""
-    if out.done():
-        return
-    if job.cancelled():
-        out.cancel()
-    elif (error := job.exception()) is not None:
-        out.set_exception(error)
-    else:
-        out.set_result(job.result())
-
-
-def load_embedder(model: str = "", backend: str = "onnx", threads: int = 0, process: bool = False) -> Embedder:
-    """One loaded model per process and name (loading costs ~0.2 s and ~100 MB; its encoder process, ~1 s and
-    ~120 MB more).
-    """
-    return _load(model, backend, threads, process)  # the same key however the arguments are passed
+def load_embedder(model: str = "", backend: str = "onnx", threads: int = 0) -> Embedder:
+    """One loaded model per process and name (loading costs ~0.2 s and ~100 MB)."""
+    return _load(model, backend, threads)  # the same key however the arguments are passed
 
 
 @lru_cache(maxsize=4)
-def _load(model: str, backend: str, threads: int, process: bool) -> Embedder:
-    return Embedder(model, backend, threads, process=process)
+def _load(model: str, backend: str, threads: int) -> Embedder:
+    return Embedder(model, backend, threads)

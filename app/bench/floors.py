@@ -169,7 +169,7 @@ def overhead_budget(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         out[kind] = {"n": len(kept), **{f"{name}_p{p}": percentile(xs, p) for name, xs in series.items()
                                         for p in (50, 95)},
                      "slowest": [{"id": r.get("id"), "first_text_ms": r["ttft_ms"], "floor_ms": r["floor_ms"],
-                                  "queued_ms": r.get("queued_ms"), "encoder_queued_ms": r.get("encoder_queued_ms"),
+                                  "queued_ms": r.get("queued_ms"),
                                   "gc_ms": r.get("gc_ms")} for r in slowest]}
     return out
 

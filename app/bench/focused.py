@@ -61,7 +61,7 @@ async def accuracy_only(out: str = "bench-results") -> int:
     misses = [{k: r[k] for k in ("kind", "q", "route", "answer")} for r in rows if not r["correct"]]
     Path(out).mkdir(parents=True, exist_ok=True)
     kept = [{k: r.get(k) for k in ("kind", "session", "user", "q", "route", "router_label", "correct", "total_ms",
-                                   "ttft_ms", "floor_kind", "floor_ms", "gc_ms", "queued_ms", "encoder_queued_ms",
+                                   "ttft_ms", "floor_kind", "floor_ms", "gc_ms", "queued_ms",
                                    "tools", "next_turn", "timings_ms")} for r in rows]
     (Path(out) / "accuracy.json").write_text(json.dumps({"summary": summary, "misses": misses, "rows": kept},
                                                         indent=2))

@@ -126,10 +126,10 @@ GC_PAUSES = GcPauses()
 
 
 class CoreWaits:
-    """How long the event loop's thread and the encoder processes were ready to run but waited for a core, in
-    ms, added up from the kernel's per-task `schedstat` (its second field). A turn that met a busy machine says
-    so (`queued_ms`, of which `encoder_queued_ms` the encoders'): time that no change to the turn's own code
-    could win back. None where the kernel does not keep it.
+    """How long the event loop's thread (and the threads of processes `pids`) were ready to run but waited for a
+    core, in ms, from the kernel's per-task `schedstat` (its second field). A turn that met a busy machine says
+    so (`queued_ms`): time that no change to the turn's own code could win back. None where the kernel does not
+    keep it.
     """
 
     def __init__(self) -> None:

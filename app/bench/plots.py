@@ -46,8 +46,7 @@ def optimized_lines(s: dict[str, Any]) -> str:
             lines.append(f"| {kind} | {b['n']} | {cells} |")
         for kind, b in s["overhead_budget"].items():
             slow = "; ".join(f"{r['id']} {_fmt(r['first_text_ms'], 1)} ms over {_fmt(r['floor_ms'], 1)}, waited "
-                             f"{_fmt(r.get('queued_ms'), 1)} ms for a core "
-                             f"({_fmt(r.get('encoder_queued_ms'), 1)} of it the encoder's)"
+                             f"{_fmt(r.get('queued_ms'), 1)} ms for a core"
                              for r in b.get("slowest", []))
             lines.append(f"slowest {kind} turns (first text over floor): {slow}")
     if s.get("compound", {}).get("n"):

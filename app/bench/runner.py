@@ -89,13 +89,12 @@ class Runner:
                    "llm_calls": out["llm_calls"], "total_ms": out["total_ms"], "ttft_ms": ttft[0] if ttft else None,
                    "timings_ms": {}, "error": err}
         else:
-            collected, encoders = GC_PAUSES.total_ms, self._encoders()
-            before = self.waits.read(encoders)
+            collected = GC_PAUSES.total_ms
+            before = self.waits.read()
             row = await run_turn(self.graph(variant), item.q, item.user, thread, ctx)
             row["gc_ms"] = GC_PAUSES.total_ms - collected
-            if before is not None and (after := self.waits.read(encoders)) is not None:
+            if before is not None and (after := self.waits.read()) is not None:
                 row["queued_ms"] = max(0.0, sum(after) - sum(before))
-                row["encoder_queued_ms"] = max(0.0, after[1] - before[1])
             if variant == "baseline":
                 row["route"] = None
         scored = metrics.score_row(row["answer"], row["route"], item.facts, item.forbidden,
@@ -104,15 +103,10 @@ class Runner:
                 "q": item.q,
                 "expect_routes": item.expect_routes, **{k: row.get(k) for k in (
                     "answer", "route", "tools", "llm_calls", "total_ms", "ttft_ms", "timings_ms", "error",
-                    "gc_ms", "queued_ms", "encoder_queued_ms")}, "settle_ms": settle_ms,
+                    "gc_ms", "queued_ms")}, "settle_ms": settle_ms,
                 "router_label": (row.get("router") or {}).get("label"), "prefetch": row.get("prefetch") or {},
                 "next_turn": row.get("next_turn") or {},
                 **scored}
-
-    def _encoders(self) -> set[int]:
-        """The encoder processes a turn waits on: the shared one and the router's own."""
-        pids = (e.process_id for e in (self.deps.embedder, floors.router_encoder(self.deps)))
-        return {pid for pid in pids if pid is not None}
 
     async def run_measured(self, variant: str, item: Item) -> dict[str, Any]:
         """One scored row followed at once by its floor probe (`--accuracy-only`: no other variant's request to

@@ -244,7 +244,7 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     trained on.
 
     The `frozen` router shares the app's embedding model and memo (Deps fills in `embed`) unless
-    `standalone`; the `finetuned` one brings its own encoder (its own thread, and process: `ENCODER_PROCESS`).
+    `standalone`; the `finetuned` one brings its own encoder (its own thread).
     """
     settings = settings or get_settings()
     kind = kind or choose_model(settings)
@@ -259,7 +259,7 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     encoder = base
     if kind == "finetuned":
         encoder = Embedder(str(folder / "encoder"), settings.embed_backend, settings.torch_threads,
-                           int8=int8_encoder(settings, kind), process=settings.encoder_process)
+                           int8=int8_encoder(settings, kind))
         fitted = bool(model.meta.get("encoder_int8"))
         if encoder.int8 != fitted:  # its head was fitted on other vectors
             log.error("the fine-tuned router's encoder serves %s vectors but its head was fitted on %s ones: "
