@@ -1,4 +1,5 @@
-"""The server: the chat at `/` (sign-in required), the API at `/v1/chat`, `/login`, `/healthz`, `/metrics`.
+"""The server: the chat at `/` (sign-in required), the API at `/v1/chat` and its OpenAI-compatible twin at
+`/v1/chat/completions` (app/openai_api.py), `/login`, `/healthz`, `/metrics`.
 
 The chat's sign-in form checks the password at the identity provider (the demo backend's
 `/auth/login`, or `AUTH_LOGIN_URL`), verifies the token it returns like any bearer token, and keeps it in
@@ -23,6 +24,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from app.api import router as api_router
 from app.auth import SESSION_COOKIE, AuthError, Verifier
 from app.observability import metrics_text, setup_otel
+from app.openai_api import router as openai_router
 from app.resources import Resources
 from app.settings import get_settings
 from app.shared import process_resources, warm
@@ -81,6 +83,7 @@ def build_app(resources: Resources) -> Any:
     app = FastAPI(title="Brightmart help desk", lifespan=warming)
     app.state.resources = resources  # the API's handlers read them here (app/api.py:resources_of)
     app.include_router(api_router)
+    app.include_router(openai_router)  # /v1/models, /v1/chat/completions for OpenAI clients (app/openai_api.py)
 
     @app.get("/metrics")
     def metrics() -> Response:
