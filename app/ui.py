@@ -32,10 +32,15 @@ def step_lines(node: str, update: dict[str, Any]) -> list[str]:
     lines = [head]
     if node == "route_question" and decision:
         parts = f", parts {' + '.join(decision.intents)}" if decision.label == "compound" else ""
+        path = f" -> {update['route']} path" if update.get("route") else ""  # else fill_slots settles it
         lines = [f"{head}: router chose {decision.label} (confidence {round(decision.confidence, 3):.2f}"
-                 f"{parts}) -> {update.get('route')} path"]
-        if update.get("route") == "llm" and decision.reason.startswith("not sure"):
+                 f"{parts}){path}"]
+        if decision.path == "llm" and decision.reason.startswith("not sure"):
             lines.append("  - not sure enough for a shortcut: the full path answers")
+    elif node == "fill_slots" and update.get("route"):
+        said = (update.get("slots") or {}).items()
+        slots = ", ".join(f"{k} {v}" for k, v in said if k != "question" and isinstance(v, str | int) and v)
+        lines = [f"{head}: -> {update['route']} path" + (f" ({slots})" if slots else "")]
     elif node == "prefetch_tools" and update.get("prefetch"):
         lines = [f"{head}: prefetching {len(update['prefetch'].get('started', []))} tool(s)"]
     elif node == "plan_tools":

@@ -49,8 +49,8 @@ class Deps:
             self.router.embed = self.embed_many
 
     def prefetch_embedding(self, text: str) -> None:
-        """Start the router's embedding of a question now, before the graph runs: it is computed by the encoder's
-        process (or its thread) while LangGraph loads the conversation, and route_question awaits it.
+        """Start the router's embedding of a question now, before the graph runs: it is computed on the encoder's
+        thread while LangGraph loads the conversation, and route_question awaits it.
         """
         memo = self.router.embed if isinstance(self.router.embed, EmbeddingMemo) else self._memo
         memo.prefetch(text)

@@ -2,8 +2,8 @@
 the route the turn then takes (`Route`, what `ask --json` and the metrics report), and the answer it ends
 with (`AnsweredBy`, one named edge each in graph/graph.py).
 
-A path is the router's; a route is what route_question makes of it. Most paths have one route (`ROUTE_OF`).
-route_question settles the others: a template whose slot is missing is planned by the LLM, a writing request
+A path is the router's; a route is what route_question and fill_slots make of it. Most paths have one route
+(`ROUTE_OF`). fill_slots settles the others: a template whose slot is missing is planned by the LLM, a writing request
 is drafted ("template") or written by the LLM, and a caller the backend does not know is "invalid".
 
 The decision is a frozen dataclass kept in the state as it is (LangGraph's checkpoint serializer stores

@@ -179,5 +179,8 @@ def date_slot(text: str, today: date) -> str | None:
 
 
 def warm() -> None:
-    """Load dateparser's English data now (its first parse takes ~0.3 s)."""
-    _by_dateparser("the last day of the month", date(2026, 1, 15), "past")
+    """Load dateparser's English data and the local time zone now, off the event loop: its first parse takes
+    ~0.3 s, and its relative-date parser reads the zone from disk once (a blocking call on a served loop).
+    """
+    for phrase in ("the last day of the month", "last month", "august", "2 days ago"):
+        _by_dateparser(phrase, date(2026, 1, 15), "past")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any
 
 import numpy as np
@@ -46,10 +45,6 @@ class EmbeddingMemo:
         self._queued.append(text)
         if self._busy is None:  # the encoder is free of prefetches: this one starts at once
             self._next_batch(loop)
-            if not getattr(self.embedder, "process", False):
-                # On the embedding thread: hand it the GIL now, so it tokenizes and enters ONNX Runtime (which
-                # releases the GIL) at once, instead of waiting up to the switch interval while the caller goes on.
-                time.sleep(0)
 
     def _pending_on(self, text: str, loop: asyncio.AbstractEventLoop) -> list[asyncio.Future[np.ndarray]] | None:
         """The callers waiting for `text`'s prefetch on `loop` (None: not prefetched there)."""
