@@ -44,16 +44,19 @@ async def test_studio_runs_a_thread(studio):
 
 
 def _workload_sample() -> list[list[dict]]:
-    """Conversations of the benchmark's workload, each a list of turns in order: one whole session, and every
-    single-turn question of the kinds that take a shortcut or are near misses (FAQ, tools, handbook, compound).
+    """Conversations of the benchmark's workload, each a list of turns in order: one whole session, and three
+    single-turn questions of each kind that takes a shortcut or is a near miss (FAQ, tools, handbook, compound).
     """
     rows = [json.loads(line) for line in (ROOT / "data" / "bench" / "workload.jsonl").read_text().splitlines()]
     sessions: dict[str, list[dict]] = {}
     for row in rows:
         sessions.setdefault(row["session"], []).append(row)
     long = next(turns for name, turns in sessions.items() if len(turns) > 3)
-    single = [[row] for row in rows if row["kind"] in ("faq", "tool", "multi_tool", "kb", "near_miss", "compound")]
-    return [sorted(long, key=lambda r: r["turn"]), *single]
+    by_kind: dict[str, list[list[dict]]] = {}
+    for row in rows:
+        if row["kind"] in ("faq", "tool", "multi_tool", "kb", "near_miss", "compound"):
+            by_kind.setdefault(row["kind"], []).append([row])
+    return [sorted(long, key=lambda r: r["turn"]), *(turn for turns in by_kind.values() for turn in turns[:3])]
 
 
 def _parts(text: str) -> list[str]:
@@ -97,4 +100,4 @@ async def test_studio_and_the_chat_give_the_same_route_and_answer(studio, helpde
                 else:
                     assert out["answer"] == row["answer"], item["q"]
             compared += 1
-    assert compared >= 30
+    assert compared >= 25
