@@ -73,9 +73,6 @@ class FakeCache:
     async def put(self, spec, args, user, result, text_vec=None):
         self.store[self.key_of(spec, args, user)] = result
 
-    def entry_of(self, spec, args, user):  # a similarity tool's result is kept per exact text here already
-        return self.key_of(spec, args, user)
-
 
 # Each tool's fake answer (per-employee figures), from its intent's module (tools/intents/);
 # tests/unit/test_consistency.py checks every registered tool has one that carries the fields its entry requires.
