@@ -30,8 +30,9 @@ help: ## list the targets
 
 setup: $(VENV)/.installed $(LLM_SETUP) $(CHROMIUM) $(POSTGRES) router ## install the app venv (.venv), vLLM's own venv, the model, chromium, the router
 
-router: $(VENV)/.installed ## train the router on data/router (both candidates; cached by a fingerprint of the data)
+router: $(VENV)/.installed ## train the routers on data/router (English: both candidates; the other languages' one)
 	$(APP) -m app.training.router_train --kind both
+	$(APP) -m app.training.router_i18n
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -86,8 +87,9 @@ test-integration: setup ## integration tests only: real vLLM, Redis, embeddings,
 bench: up ## benchmark against the plain agent (results under bench-results/)
 	$(APP) -m app bench
 
-calibrate: setup ## router accuracy, wrong shortcuts and coverage on the test split (kept in data/calibration.json)
+calibrate: setup ## router accuracy, wrong shortcuts and coverage on the test splits (data/calibration*.json)
 	$(APP) -m app calibrate --write
+	$(APP) -m app calibrate --languages --write
 
 lint: $(VENV)/.installed ## ruff on everything, mypy on graph/ and tools/
 	$(VENV)/bin/ruff check app graph tools tests

@@ -76,14 +76,15 @@ def _step(node: str, update: dict[str, Any]) -> dict[str, Any]:
 
 @router.post("/v1/chat")
 async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)],
-               resources: Annotated[Resources, Depends(resources_of)]) -> StreamingResponse:
+               resources: Annotated[Resources, Depends(resources_of)], request: Request) -> StreamingResponse:
     """Answer one question for the verified caller, streamed (the credential is checked before the body)."""
     await admit(who, resources)
     desk = await resources.get()
+    ctx = resources.request_context(request.headers.get("accept-language"))
 
     async def stream() -> AsyncIterator[bytes]:
         # The client going away closes this stream, which stops the turn (vLLM aborts the request).
-        async with aclosing(stream_turn(desk, body.q, who.user, body.thread, resources.request_context())) as events:
+        async with aclosing(stream_turn(desk, body.q, who.user, body.thread, ctx)) as events:
             async for kind, data in events:
                 if kind == "delta":
                     yield _sse("delta", {"text": data})

@@ -104,6 +104,10 @@ def _calibrate(ns: argparse.Namespace) -> int:
         from app.training.leave_calibration import main as leave_main
 
         return leave_main(as_json=ns.json)
+    if ns.languages:
+        from app.training.calibrate_languages import main as languages_main
+
+        return asyncio.run(languages_main(as_json=ns.json, write=ns.write))
     if ns.public:
         from app.training.calibrate_public import main as public_main
 
@@ -183,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--public", action="store_true",
                    help="the shipped router on the public data sets' test splits (CLINC150, BANKING77), beside "
                         "the project's own splits")
+    c.add_argument("--languages", action="store_true",
+                   help="the router of the other languages (zh, de, fr, es, it, nl, pt), per language, on each "
+                        "language's own test split")
     c.add_argument("--sample", type=int, default=None, metavar="N",
                    help="with --public: only the first N test queries of every intent")
     c.set_defaults(fn=_calibrate)

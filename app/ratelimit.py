@@ -15,6 +15,7 @@ from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 
 from app.settings import Settings
+from tools.i18n import say
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,6 @@ class RateLimit:
             return 1
         return max(1, int(reset - time.time()) + 1)
 
-    def message(self, seconds: int) -> str:
-        """The answer a caller over the limit sees."""
-        return (f"Slow down: you can send up to {self.item.amount} questions per "
-                f"{self.item.GRANULARITY.name}. Please try again in about {seconds} s.")
+    def message(self, seconds: int, lang: str = "en") -> str:
+        """The answer a caller over the limit sees, in their language."""
+        return say("rate_limited", lang, amount=self.item.amount, period=self.item.GRANULARITY.name, seconds=seconds)

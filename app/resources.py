@@ -25,6 +25,7 @@ from app.runtime import build_deps
 from app.settings import Settings
 from graph.context import Context
 from graph.graph import Desk, build_desk
+from tools.i18n import LANGUAGES
 
 
 class Resources:
@@ -68,9 +69,11 @@ class Resources:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def request_context(self) -> Context:
-        """The knobs of a served request: the defaults, and who writes drafts (settings: LLM_DRAFTS)."""
-        return Context(llm_drafts=self.settings.llm_drafts)
+    def request_context(self, accept_language: str | None = None) -> Context:
+        """The knobs of a served request: the defaults, who writes drafts (settings: LLM_DRAFTS), and the language
+        the caller's browser or client prefers (its Accept-Language header), for questions too short to tell.
+        """
+        return Context(llm_drafts=self.settings.llm_drafts, language=preferred_language(accept_language))
 
     @cached_property
     def verifier(self) -> Verifier:
@@ -149,3 +152,12 @@ async def _postgres_saver(saver_cls: Any, url: str) -> AsyncIterator[Any]:
                                    kwargs={"autocommit": True, "prepare_threshold": 0,
                                            "row_factory": dict_row}) as pool:
         yield saver_cls(pool)
+
+
+def preferred_language(accept_language: str | None) -> str | None:
+    """The first language of an Accept-Language header ("de-AT,de;q=0.9,en;q=0.8") that the desk speaks."""
+    for tag in (accept_language or "").split(","):
+        code = tag.split(";")[0].strip().split("-")[0].lower()
+        if code in LANGUAGES:
+            return code
+    return None

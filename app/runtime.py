@@ -10,14 +10,16 @@ import torch
 from langchain_openai import ChatOpenAI
 
 from app.settings import ROOT, Settings
+from app.training.router_i18n import load_multilingual_router
 from app.training.router_train import load_router
-from graph import language, times
+from graph import language, times, times_local
 from graph.deps import Deps
 from graph.llm_gate import LLMGate
 from tools.cache import ToolCache
 from tools.client import ToolClient
 from tools.embeddings import load_embedder
 from tools.faq import load_faq
+from tools.i18n import LANGUAGES
 from tools.redis_client import async_redis
 
 log = logging.getLogger(__name__)
@@ -44,14 +46,24 @@ async def build_deps(settings: Settings) -> Deps:
                            health_check_interval=10, retry_on_timeout=False)
     faq = await asyncio.to_thread(load_faq, FAQ_PATH)
     router = await asyncio.to_thread(load_router, settings)
-    if router.embed is not None:  # its own encoder: warm its thread too
-        await router.embed(["warm up the router's encoder"])
+    if settings.multilingual:  # the desk's other languages: their router, with its own encoder and thread
+        router.other_languages = await asyncio.to_thread(load_multilingual_router, settings)
+    for r in (router, router.other_languages):
+        if r is not None and r.embed is not None:  # its own encoder: warm its thread too
+            await r.embed(["warm up the router's encoder"])
     await asyncio.to_thread(warm_parsers)
     if settings.gc_freeze:
         freeze_startup_heap()
     return Deps(embedder=embedder, redis=redis, faq=faq, router=router, cache=ToolCache(redis),
                 tools=ToolClient(settings.backend), llm=make_llm(settings),
-                llm_gate=LLMGate(settings.llm_max_concurrency, settings.llm_max_queue))
+                llm_gate=LLMGate(settings.llm_max_concurrency, settings.llm_max_queue),
+                llm_languages=llm_languages(settings))
+
+
+def llm_languages(settings: Settings) -> tuple[str, ...]:
+    """The languages the chat model writes (`Settings.llm_languages`: codes, or `all`)."""
+    wanted = settings.llm_languages.strip().lower()
+    return LANGUAGES if wanted == "all" else tuple(c.strip() for c in wanted.split(",") if c.strip() in LANGUAGES)
 
 
 
@@ -71,3 +83,5 @@ def warm_parsers() -> None:
     """Load the date parser's and the language detector's data before the first question."""
     times.warm()
     language.warm()
+    for lang in LANGUAGES[1:]:  # dateparser's and Babel's data for the other languages
+        times_local.warm(lang)

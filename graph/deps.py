@@ -40,6 +40,7 @@ class Deps:
     tools: ToolClient
     llm: BaseChatModel
     llm_gate: LLMGate = field(default_factory=LLMGate)  # backpressure on the LLM
+    llm_languages: tuple[str, ...] = ("en",)  # the languages the chat model writes well (Settings.llm_languages)
 
     def __post_init__(self) -> None:
         # One bounded memo of embeddings by text: the router (when it shares the model), the kb cache and
@@ -48,11 +49,13 @@ class Deps:
         if self.router.embed is None:
             self.router.embed = self.embed_many
 
-    def prefetch_embedding(self, text: str) -> None:
+    def prefetch_embedding(self, text: str, lang: str = "en") -> None:
         """Start the router's embedding of a question now, before the graph runs: it is computed on the encoder's
-        thread while LangGraph loads the conversation, and route_question awaits it.
+        thread while LangGraph loads the conversation, and route_question awaits it. A question written in another
+        of the desk's languages is embedded by the multilingual router's encoder, the one that will read it.
         """
-        memo = self.router.embed if isinstance(self.router.embed, EmbeddingMemo) else self._memo
+        router = self.router.other_languages if lang != "en" and self.router.other_languages else self.router
+        memo = router.embed if isinstance(router.embed, EmbeddingMemo) else self._memo
         memo.prefetch(text)
 
     def prefetch_search_embedding(self, text: str) -> None:
@@ -65,7 +68,8 @@ class Deps:
 
     def forget_embedding(self, text: str) -> None:
         """Drop a text's memoized embeddings (the router's and the shared one): its next turn embeds it again."""
-        for memo in (self.router.embed, self._memo):  # the same memo twice is harmless
+        other = self.router.other_languages.embed if self.router.other_languages else None
+        for memo in (self.router.embed, self._memo, other):  # the same memo twice is harmless
             if isinstance(memo, EmbeddingMemo):
                 memo.forget(text)
 
@@ -81,8 +85,9 @@ class Deps:
         """Close the clients, and the router's own encoder's thread when it has one."""
         await self.tools.aclose()
         await self.redis.aclose()
-        if isinstance(self.router.embed, EmbeddingMemo):
-            self.router.embed.embedder.close()
+        for router in (self.router, self.router.other_languages):
+            if router is not None and isinstance(router.embed, EmbeddingMemo):
+                router.embed.embedder.close()
 
     async def profile(self, user: str) -> dict[str, Any] | None:
         """The caller's profile (pinned facts), cached in Redis for a day."""

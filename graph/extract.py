@@ -21,6 +21,7 @@ from graph.safety import is_injection
 from graph.state import Part, ToolResult
 from graph.templates import POLICY_LOOKUP, part_prefix
 from graph.tracing import annotate
+from tools.i18n import say
 from tools.text import idf_overlaps
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+")
@@ -127,7 +128,9 @@ async def quote_parts(parts: list[Part], results: list[ToolResult], embed: Any, 
         if part.get("intent") != POLICY_LOOKUP.name or part.get("answer") or not any(r["ok"] for r in mine):
             out.append(part)
             continue
-        said = await quote(asked, mine, embed, threshold) or f'On "{asked}": {not_in_handbook(mine)}'
+        lang = (part.get("slots") or {}).get("lang", "en")
+        said = await quote(asked, mine, embed, threshold) or say("on_topic_not_found", lang, asked=asked,
+                                                                 reply=not_in_handbook(mine, lang))
         out.append(Part(intent=part["intent"], slots=part["slots"], answer=said))
     return out
 

@@ -30,6 +30,7 @@ from langgraph.types import Checkpointer, TimeoutPolicy
 from graph.context import Context
 from graph.deps import Deps
 from graph.kit import context_of, normalize
+from graph.language import written_in
 from graph.next_turn import NextTurn
 from graph.nodes import Nodes
 from graph.paths import AnsweredBy
@@ -114,7 +115,7 @@ class Desk:
         (`Context.early_embedding`). Side-effect free: it only fills the embedding memo route_question reads.
         """
         if ctx.early_embedding and len(question) <= ctx.max_question_chars and (text := normalize(question)):
-            self.deps.prefetch_embedding(text)
+            self.deps.prefetch_embedding(text, written_in(text) or "en")
 
     def forget_embedding(self, text: str) -> None:
         """Drop a text's memoized embeddings, so that its next turn does the same work again (the probes)."""

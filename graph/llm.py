@@ -163,7 +163,5 @@ def results_text(results: list[ToolResult], max_chars: int = 700) -> str:
 
 
 def _llm_error(exc: Exception) -> str:
-    name = type(exc).__name__
-    if "Timeout" in name:
-        return "The language model did not answer in time. Please try again in a moment."
-    return "The language model is not reachable right now. Please try again in a moment."
+    """The catalog key of what the user is told (`LLMUnavailable.key`)."""
+    return "llm_timeout" if "Timeout" in type(exc).__name__ else "llm_unreachable"

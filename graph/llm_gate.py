@@ -11,7 +11,15 @@ from collections.abc import AsyncIterator
 
 
 class LLMUnavailable(RuntimeError):
-    """vLLM could not be reached or timed out; the message is meant for the user."""
+    """vLLM could not be reached or timed out. `key` names the message for the user in the catalogs
+    (`tools/messages/`); the exception's own text is the English one.
+    """
+
+    def __init__(self, key: str) -> None:
+        from tools.i18n import say
+
+        super().__init__(say(key))
+        self.key = key
 
 
 class LLMBusy(LLMUnavailable):
@@ -34,7 +42,7 @@ class LLMGate:
         """Hold one LLM slot for the duration of a request."""
         if self.waiting >= self.queue:
             self.rejected += 1
-            raise LLMBusy("The help desk is very busy right now; please try again in a few seconds.")
+            raise LLMBusy("llm_busy")
         self.waiting += 1
         try:
             await self._sem.acquire()

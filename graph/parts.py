@@ -11,7 +11,7 @@ from typing import Any
 
 from graph import templates
 from graph.paths import Decision, Route
-from graph.replies import faq_reply
+from graph.replies import faq_answer, faq_reply
 from graph.slots import clause_slots
 from graph.state import Part
 from graph.tracing import annotate
@@ -24,7 +24,7 @@ def part_of(faq: dict[str, FaqEntry], intent: str, clause: str, slots: dict[str,
     intent with slots read from its own clause first.
     """
     if intent.startswith("faq:") and intent[4:] in faq:
-        return Part(intent=intent, slots={}, answer=faq[intent[4:]].answer)
+        return Part(intent=intent, slots={}, answer=faq_answer(faq[intent[4:]], slots.get("lang", "en")))
     if intent == "handbook":  # searched on its own words: the whole message would find the other parts' rules
         asked = clause[:500] or slots["question"]
         return Part(intent=templates.POLICY_LOOKUP.name, slots={**slots, "question": asked})
@@ -45,7 +45,8 @@ def llm_parts(d: Decision, faq: dict[str, FaqEntry], slots: dict[str, Any], prof
     """The parts the LLM path plans around: FAQ parts carry their answer (framed as likely when not sure),
     handbook parts their own clause, the rest the request's slots.
     """
-    return [Part(intent=i, slots={}, answer=faq_reply(faq[i[4:]], sure=d.faq_parts[i] == "sure"))
+    lang = slots.get("lang", "en")
+    return [Part(intent=i, slots={}, answer=faq_reply(faq[i[4:]], d.faq_parts[i] == "sure", lang))
             if i in d.faq_parts else part_of(faq, i, d.clauses[n], slots, profile, today) if i == "handbook"
             else Part(intent=i, slots=slots) for n, i in enumerate(d.intents)]
 

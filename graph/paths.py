@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 # The router's reading: an FAQ entry, template intents, a handbook look-up, someone else's data, a writing
-# request, small talk ("chat": no Brightmart matter), not sure ("llm"), or not English.
+# request, small talk ("chat": no Brightmart matter), not sure ("llm"), or a language the desk does not speak.
 Path = Literal["faq", "template", "handbook", "refuse", "write", "chat", "llm", "foreign"]
 # The route a turn takes ("" until decided); a row adds "denied" (someone else's conversation) and "error".
 Route = Literal["", "faq", "template", "llm", "refused", "invalid"]
@@ -32,7 +32,7 @@ ROUTE_OF: dict[Path, Route] = {
     "handbook": "template",  # searched and quoted from the handbook
     "chat": "template",  # no Brightmart matter: what the desk covers, nothing searched
     "refuse": "refused",  # someone else's data
-    "foreign": "refused",  # not English
+    "foreign": "refused",  # a language the desk does not speak
     "llm": "llm",  # not sure: the LLM plans
 }  # "write" has none: drafted ("template") or written by the LLM, as Context says
 
@@ -55,6 +55,7 @@ class Decision:
     # On a leave-policy part or the LLM path: the leave type (or "none") the router's leave-type classifier is sure
     # the question is about, read from the same vector (graph/leave_model.py); None: not sure, or not asked.
     leave_type: str | None = None
+    lang: str = "en"  # the language the question was routed in (the multilingual router reads the other ones)
 
     @property
     def leave_question(self) -> bool:
@@ -77,4 +78,4 @@ class Decision:
         return {"path": self.path, "label": self.label, "confidence": round(self.confidence, 3),
                 "intents": self.intents, "faq_id": self.faq_id, "reason": self.reason,
                 "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate, "faq_parts": self.faq_parts,
-                "leave_type": self.leave_type}
+                "leave_type": self.leave_type, "lang": self.lang}

@@ -74,10 +74,13 @@ def plan_schema(with_args: bool = True) -> dict[str, Any]:
             "required": ["calls"]}
 
 
-def caller_context(profile: dict[str, Any], today: str) -> str:
-    """The dynamic facts about the caller, placed after the static prefix."""
+def caller_context(profile: dict[str, Any], today: str, language: str = "English") -> str:
+    """The dynamic facts about the caller, placed after the static prefix (so the prefix cache still hits), with the
+    language to answer in when it is not English.
+    """
+    answer_in = f" Answer in {language}." if language != "English" else ""
     return (f"Caller: {profile.get('id')} ({profile.get('name', 'unknown')}, {profile.get('department', '')}, "
-            f"{profile.get('city', '')}). Today: {today}.")
+            f"{profile.get('city', '')}). Today: {today}.{answer_in}")
 
 
 def planner_messages(profile: dict[str, Any], today: str, history: list[AnyMessage], question: str) -> list[AnyMessage]:
@@ -87,13 +90,17 @@ def planner_messages(profile: dict[str, Any], today: str, history: list[AnyMessa
 
 
 def answer_messages(profile: dict[str, Any], today: str, history: list[AnyMessage], question: str,
-                    results_text: str) -> list[AnyMessage]:
-    """Static answer prefix, then caller, history, tool results and the request."""
-    return [SystemMessage(ANSWER_SYSTEM), SystemMessage(caller_context(profile, today)), *history,
+                    results_text: str, language: str = "English") -> list[AnyMessage]:
+    """Static answer prefix, then caller (and the answer's language), history, tool results and the request."""
+    return [SystemMessage(ANSWER_SYSTEM), SystemMessage(caller_context(profile, today, language)), *history,
             HumanMessage(f"Tool results:\n{results_text}\n\nQuestion: {question}")]
 
 
-def writing_messages(profile: dict[str, Any], today: str, history: list[AnyMessage], question: str) -> list[AnyMessage]:
-    """Static writing prefix, then who is writing (a name to sign with, never an id), history and the request."""
-    signer = SystemMessage(f"The text is written by {profile.get('name') or 'the employee'}. Today: {today}.")
+def writing_messages(profile: dict[str, Any], today: str, history: list[AnyMessage], question: str,
+                     language: str = "English") -> list[AnyMessage]:
+    """Static writing prefix, then who is writing (a name to sign with, never an id) and in which language when
+    not English, history and the request.
+    """
+    write_in = f" Write it in {language}." if language != "English" else ""
+    signer = SystemMessage(f"The text is written by {profile.get('name') or 'the employee'}. Today: {today}.{write_in}")
     return [SystemMessage(WRITING_SYSTEM), signer, *history, HumanMessage(question)]

@@ -21,7 +21,7 @@ from datetime import date
 
 import numpy as np
 
-from graph.language import is_foreign
+from graph.language import is_foreign, languages
 from graph.leave_model import LeaveTypes
 from graph.paths import Decision, Path
 from graph.router_model import RouterModel, Scores
@@ -51,15 +51,22 @@ Embed = Callable[[list[str]], Awaitable[np.ndarray]]
 # The conjunction comes first so that ", and how many ..." leaves no "and" on the next clause.
 _CLAUSES = re.compile(r"\s*(?:[;?!.,]*\s+\b(?:and also|and then|and|also|plus|as well as|but)\b\s+"
                       r"|[;?!]+\s+|\.\s+|\s[+&]\s|,\s+)", re.IGNORECASE)
+# The same boundaries in the desk's other languages: their "and" / "also" / "but", and Chinese punctuation.
+_CONJUNCTIONS = ("und auch|und dann|und|außerdem|sowie|aber|et aussi|et puis|et|ainsi que|mais|y también|y luego|"
+                 "y|además|pero|e anche|e poi|e|inoltre|ma|en ook|en dan|en|ook|maar|e também|e depois|mas")
+_CLAUSES_OTHER = re.compile(rf"\s*(?:[;?!.,]*\s+\b(?:{_CONJUNCTIONS})\b\s+|[;?!]+\s+|\.\s+|\s[+&]\s|,\s+)"
+                            r"|\s*[，；？！。]+\s*|(?:还有|另外|以及|顺便问一下|顺便)", re.IGNORECASE)
 # A long message (greeting, background, two questions, thanks) runs to five or six clauses, its context clauses read
 # with the request after them; past this many it is read whole (one embedding per clause, and more for context).
 _MAX_CLAUSES = 8
 
 
-def split_clauses(text: str) -> list[str]:
-    """Clauses of a request that may ask several things; fragments of one word are dropped."""
-    parts = [p.strip(" ,.?!") for p in _CLAUSES.split(text)]
-    return [p for p in parts if len(p.split()) >= 2]
+def split_clauses(text: str, lang: str = "en") -> list[str]:
+    """Clauses of a request that may ask several things; fragments of one word (two characters in Chinese) are
+    dropped.
+    """
+    parts = [p.strip(" ,.?!，。？！") for p in (_CLAUSES if lang == "en" else _CLAUSES_OTHER).split(text)]
+    return [p for p in parts if (len(p) >= 3 if lang == "zh" else len(p.split()) >= 2)]
 
 
 def named_people(text: str) -> set[str]:
@@ -97,6 +104,8 @@ class Router:
         self.faq_entities = {fid: frozenset().union(*(entities(t) for t in texts))
                              for fid, texts in (faq_texts or {}).items()}
         self.embed = embed  # the model's encoder; Deps sets its own memoized one when the router shares it
+        # The router of the desk's other languages (app/training/router_i18n.py); None: English only.
+        self.other_languages: Router | None = None
 
     def sure(self, s: Scores, enabled: set[str] | None = None) -> bool:
         """Confident enough for a shortcut: over the route's threshold and near a training example."""
@@ -114,14 +123,19 @@ class Router:
         return label[4:] if label is not None and p >= self.model.faq_fallback else None
 
     async def decide(self, question: str, user: str, previous_intents: list[str] | None,
-                     faq_enabled: bool = True, templates_enabled: bool = True) -> Decision:
-        """The path for one question, from one embedding (more only for the clauses of a compound request)."""
+                     faq_enabled: bool = True, templates_enabled: bool = True, lang: str = "en") -> Decision:
+        """The path for one question in `lang`, from one embedding (more only for the clauses of a compound request):
+        English by this router's model, the desk's other languages by `other_languages`'.
+        """
         if is_foreign(question):
-            return Decision("foreign", "foreign", 1.0, reason="not English")
+            return Decision("foreign", "foreign", 1.0, reason="a language the desk does not speak")
+        if lang != "en" and self.other_languages is not None:
+            return await self.other_languages.decide(question, user, previous_intents, faq_enabled, templates_enabled,
+                                                     lang)
         assert self.embed is not None, "Router.embed is set by Deps"
         # What the words alone say is read while the question's embedding is still being computed (it was
         # started when the request arrived), not after it: the decision follows the embedding at once.
-        clauses = split_clauses(question)
+        clauses = split_clauses(question, lang)
         others = {e.upper() for e in EMPLOYEE_ID.findall(question)} - {user.upper()} | named_people(question)
         named = entities(question)
         vec = (await self.embed([question]))[0]
@@ -129,7 +143,18 @@ class Router:
         if self.leave_types is not None and d.leave_question:
             # The leave type, where a later step settles one, from the vector at hand (graph/slots.py)
             d = replace(d, leave_type=self.leave_types.fast.sure(vec))
-        return d
+        if d.path == "foreign" and self.other_languages is not None and (guess := self._language_guess(question)):
+            # Too short for the detector, but the English model reads another language: the other router decides
+            return await self.other_languages.decide(question, user, previous_intents, faq_enabled,
+                                                     templates_enabled, guess)
+        return replace(d, lang=lang) if lang != d.lang else d
+
+    @staticmethod
+    def _language_guess(question: str) -> str | None:
+        """The desk's language the detector rates highest for a message the English model reads as another one."""
+        from tools.i18n import LANGUAGES
+
+        return next((code for code, _ in languages(question) if code in LANGUAGES and code != "en"), None)
 
     async def _decide(self, question: str, vec: np.ndarray, clauses: list[str], others: set[str], named: frozenset[str],
                       previous_intents: list[str] | None, faq_enabled: bool, templates_enabled: bool) -> Decision:

@@ -19,14 +19,17 @@ from typing import Any
 
 import numpy as np
 
+from graph import times_local
 from graph.leave_model import NONE, LeaveTypeModel, settles
-from graph.times import MONTH_LEVEL, date_slot, read_times, time_phrases
+from graph.times import MONTH_LEVEL, Times, date_slot, read_times, time_phrases
 from tools.domain import (
     CITIES,
+    CITY_BY_LOCAL_NAME,
     CITY_PATTERN,
     LEAVE_DESCRIPTIONS,
     LEAVE_PATTERNS,
     LEAVE_PRIORITY,
+    LOCAL_CITY_PATTERN,
     MONTH_NAMES,
     WEEKDAYS,
 )
@@ -74,6 +77,8 @@ def city_slot(text: str) -> str | None:
     m = CITY_PATTERN.search(text)
     if m:
         return next(c for c in CITIES if c.lower() == m.group(0).lower())
+    if local := LOCAL_CITY_PATTERN.search(text):  # "München", "Milano", "北京": the tool's name for it
+        return CITY_BY_LOCAL_NAME[local.group(0).lower()]
     for cand in _IN_PLACE.findall(text):
         if cand.split()[0] not in _NOT_PLACES:
             return cand
@@ -194,17 +199,22 @@ def reusable(previous: dict[str, Any], question: str, follow_up: bool) -> dict[s
     return dict(previous) if follow_up else {k: v for k, v in previous.items() if k in refers_back(question)}
 
 
-def fill_slots(text: str, today: date, profile: dict, previous: dict | None = None) -> dict[str, Any]:
-    """Every slot we can read, with where each came from (question, conversation or profile).
+def fill_slots(text: str, today: date, profile: dict, previous: dict | None = None, lang: str = "en") -> dict[str, Any]:
+    """Every slot we can read, with where each came from (question, conversation or profile), and the language the
+    answer is written in (`lang`: the question's, `graph/language.py`).
 
     `previous` holds the conversation's slots that this question may reuse: all of them for a
-    follow-up ("and in March?"), only those it points back to for a new request ("my pay that month").
+    follow-up ("and in March?"), only those it points back to for a new request ("my pay that month"). A month
+    named relative to the conversation's ("and the month before that?", "und der Monat davor?") is read from it.
     """
     previous = previous or {}
-    slots: dict[str, Any] = {"question": text.strip()[:500]}
+    slots: dict[str, Any] = {"question": text.strip()[:500], "lang": lang}
     sources: dict[str, str] = {}
-    spelled = spell_entities(text)
-    times = read_times(spelled, today)
+    english = lang == "en"
+    spelled = spell_entities(text) if english else text  # English spellings only: "morgen" is no misspelled Monday
+    times = read_times(spelled, today) if english else times_local.read_times(text, today, lang)
+    if (before := times_local.relative_to(previous.get("month"), text)) is not None:
+        times = Times([before])
     if times.unread:  # a time nobody can read: no month or day is guessed for it, so the question steps aside
         slots["unread_time"] = times.unread
     elif len(times.months) > 1:  # each is asked about: once per month, or over the period together
@@ -215,7 +225,8 @@ def fill_slots(text: str, today: date, profile: dict, previous: dict | None = No
         slots["span"] = [d.isoformat() for d in times.span]
     timeless = bool(times.unread or times.period)  # no one month, and no day guessed
     for name, value in (("month", None if timeless else next(iter(times.months), None)),
-                        ("date", None if times.unread else date_slot(spelled, today)),
+                        ("date", None if times.unread else date_slot(spelled, today) if english
+                         else times_local.date_slot(text, today, lang)),
                         ("city", city_slot(spelled)), ("leave_type", leave_type_slot(text))):
         if value is not None:
             slots[name], sources[name] = value, "question"
@@ -240,7 +251,7 @@ def clause_slots(clause: str, slots: dict[str, Any], today: date, profile: dict)
     """The slots of one part of a compound request: what its own clause names first (its months, not the
     whole request's), then the request's.
     """
-    own = fill_slots(clause, today, profile)
+    own = fill_slots(clause, today, profile, lang=slots.get("lang", "en"))
     said = own["sources"].get("month") == "question" or "period" in own or "unread_time" in own
     # A part that names its own time keeps only that; one that names none shares the request's month or period.
     shared = {k: v for k, v in slots.items()

@@ -84,6 +84,7 @@ class State(TypedDict, total=False):
     profile: dict[str, Any]  # pinned facts about the caller: name, city, department
     turn_id: str  # per turn: identifies in-flight prefetches
     question: str  # per turn: the open request, normalized
+    lang: str  # per turn: the language the answer is written in (the question's, else the conversation's so far)
     route: Route  # per turn: the route the router's path (or the input check) led to (graph/paths.py)
     intent: str | None  # per turn: a label for traces and ask --json ("salary+weather"); `parts` holds the list
     router: Decision | None  # per turn: the router's decision (path, label, confidence, intents, reason, ...)

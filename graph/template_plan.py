@@ -36,12 +36,13 @@ def wants_search_embedding(d: Decision, question: str) -> bool:
 
 
 async def slots_of(deps: Deps, d: Decision, question: str, profile: dict[str, Any], previous: dict[str, Any],
-                   ctx: Context) -> dict[str, Any]:
-    """Every slot the question, the conversation's `previous` ones and the profile give; which leave type, by
-    meaning when no keyword names one (on a leave-policy part or the LLM path).
+                   ctx: Context, lang: str = "en") -> dict[str, Any]:
+    """Every slot the question, the conversation's `previous` ones and the profile give (and the answer's language);
+    which leave type, by meaning when no keyword names one (on a leave-policy part or the LLM path, in English:
+    the leave types' descriptions and classifiers are English; in another language the keywords name it).
     """
-    slots = fill_slots(question, today_of(ctx), profile, previous)
-    if "leave_policy" in d.intents or d.path == "llm":
+    slots = fill_slots(question, today_of(ctx), profile, previous, lang)
+    if lang == "en" and ("leave_policy" in d.intents or d.path == "llm"):
         full = deps.router.leave_types.full if deps.router.leave_types is not None and d.leave_question else None
         await settle_leave_type(question, slots, deps.embed_many, d.leave_type, full)
     return slots

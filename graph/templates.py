@@ -11,6 +11,7 @@ from typing import Any
 from graph.kit import emit
 from graph.state import Part, ToolCall, ToolResult
 from tools.domain import latest_payslip_month
+from tools.i18n import say, sentences
 from tools.intents.handbook import POLICY_LOOKUP
 from tools.registry import INTENTS, TOOLS, IntentSpec
 
@@ -201,13 +202,14 @@ def render_partial(parts: list[Part], results: list[ToolResult], streamed: list[
     undated = [r for r in failed if unread and r["name"] in TOOLS and not {"month", "date"} & r["args"].keys()
                and {"month", "date"} & TOOLS[r["name"]].args.model_fields.keys()]  # called without the time
     failed = [r for r in failed if r not in undated]
-    tail = [f'I could not tell which month or day "{unread}" means, so I did not look it up: please name it '
-            '(for example "March 2026" or "on 3 March").'] if unread else []
+    lang: str = next((str(p["slots"]["lang"]) for p in parts if (p.get("slots") or {}).get("lang")), "en")
+    tail = [say("unread_time", lang, phrase=unread)] if unread else []
     if failed:
         missing = "; ".join(f"{r['name'].replace('_', ' ')}: {r['error']}" for r in failed)
         again = any(_ANSWERED not in (r["error"] or "") for r in failed)  # a backend's "no payslip yet" stays so
-        tail.append(f"I could not fetch everything ({missing})." + (" Please try again shortly." if again else ""))
-    return " ".join([said, *tail] if said else tail)
+        tail.append(sentences(lang, say("could_not_fetch", lang, missing=missing),
+                              say("try_again_shortly", lang) if again else ""))
+    return sentences(lang, said, *tail)
 
 
 def parts_from_results(slots: dict[str, Any], results: list[ToolResult]) -> list[Part]:

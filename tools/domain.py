@@ -28,6 +28,35 @@ LEAVE_SYNONYMS: dict[str, tuple[str, ...]] = {
     "unpaid": ("unpaid",),
 }
 
+# The same leave types as employees name them in the desk's other languages (entities only: the router decides
+# what a question asks; these say which leave it names). Chinese words match inside a sentence, the rest as words.
+LOCAL_LEAVE_WORDS: dict[str, tuple[str, ...]] = {
+    "annual": ("年假", "年休假", "带薪假", "休假天数", "urlaub*", "jahresurlaub", "urlaubstag*", "urlaubsanspruch",
+               "congé*", "conge*", "congés payés", "conges payes", "vacances", "vacaciones", "días de vacaciones",
+               "ferie", "giorni di ferie", "verlof", "vakantie*", "vakantiedag*", "férias", "ferias",
+               "dias de férias"),
+    "sick": ("病假", "生病", "krank*", "krankenstand", "arbeitsunfähig*", "maladie", "malade", "arrêt maladie",
+             "baja", "enfermedad", "enfermo", "enferma", "malattia", "malato", "malata", "ziek*", "ziekteverlof",
+             "doença", "doente", "baixa médica"),
+    "maternity": ("产假", "怀孕", "mutterschutz", "mutterschaft*", "schwanger*", "maternité", "enceinte",
+                  "maternidad", "embarazada", "maternità", "incinta", "zwangerschapsverlof", "zwanger*",
+                  "bevallingsverlof", "licença de maternidade", "grávida", "gravida", "parentalidade inicial"),
+    "paternity": ("陪产假", "护理假", "vaterschaft*", "vaterschaftsurlaub", "papamonat", "paternité", "paternite",
+                  "congé de naissance", "paternidad", "permiso por nacimiento", "paternità", "congedo di paternità",
+                  "partnerverlof", "geboorteverlof", "vaderschapsverlof", "licença de paternidade",
+                  "licença parental do pai"),
+    "parental": ("育儿假", "亲子假", "elternzeit", "karenz", "congé parental", "excedencia", "permiso parental",
+                 "congedo parentale", "ouderschapsverlof", "licença parental"),
+    "bereavement": ("丧假", "去世", "sonderurlaub trauerfall", "todesfall", "trauerfall", "beerdigung", "décès",
+                    "deces", "funérailles", "enterrement", "fallecimiento", "funeral", "lutto",
+                    "permesso per lutto", "rouwverlof", "overlijden", "begrafenis", "luto", "falecimento"),
+    "study": ("学习假", "考试", "bildungsurlaub", "bildungskarenz", "prüfung*", "congé formation", "examen*",
+              "permiso de estudios", "exámenes", "permesso studio", "esami", "studieverlof", "tentamen*",
+              "licença de estudo", "exames"),
+    "unpaid": ("无薪假", "停薪留职", "unbezahlt*", "sans solde", "no retribuido", "sin sueldo", "non retribuito",
+               "aspettativa", "onbetaald*", "sem vencimento", "licença sem vencimento"),
+}
+
 # What each leave type is for, in plain words: a question that names no type, or several, is matched to
 # these by meaning ("my five-year-old is ill, can I stay home" -> parental), not by keyword.
 LEAVE_DESCRIPTIONS: dict[str, str] = {
@@ -41,6 +70,13 @@ LEAVE_DESCRIPTIONS: dict[str, str] = {
     "unpaid": "unpaid leave: a longer break or sabbatical without salary, no pay",
 }
 
+# The FAQ entry that states each leave type's rules (the same facts as the leave_policy tool): what a question about
+# them is answered with in a language the backend's English text is not written in.
+LEAVE_FAQ_ENTRY: dict[str, str] = {
+    "annual": "annual-leave-entitlement", "sick": "sick-pay", "maternity": "maternity-leave",
+    "paternity": "paternity-leave", "parental": "parental-leave", "bereavement": "bereavement-leave",
+    "study": "study-leave", "unpaid": "unpaid-leave"}
+
 # Cities the weather tool serves, and the countries Brightmart works in (with their adjectives).
 CITIES: tuple[str, ...] = (
     "Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon", "Vienna", "Dublin", "London", "Rome",
@@ -53,6 +89,52 @@ COUNTRIES: dict[str, tuple[str, ...]] = {
     "portugal": ("portugal", "portuguese"), "austria": ("austria", "austrian"), "ireland": ("ireland", "irish"),
     "belgium": ("belgium", "belgian"), "uk": ("uk", "britain", "british", "england"),
 }
+
+# The cities under the names employees write in their own languages -> the name the weather tool serves. Cities
+# it does not serve keep their English name, so the tool can say it does not cover them.
+CITY_LOCAL_NAMES: dict[str, dict[str, str]] = {
+    "Amsterdam": {"zh": "阿姆斯特丹", "es": "Ámsterdam", "pt": "Amesterdão"},
+    "Berlin": {"zh": "柏林", "it": "Berlino", "pt": "Berlim", "es": "Berlín", "nl": "Berlijn"},
+    "Paris": {"zh": "巴黎", "it": "Parigi", "nl": "Parijs", "es": "París"},
+    "Madrid": {"zh": "马德里"},
+    "Milan": {"zh": "米兰", "it": "Milano", "de": "Mailand", "fr": "Milan", "es": "Milán", "pt": "Milão",
+              "nl": "Milaan"},
+    "Lisbon": {"zh": "里斯本", "pt": "Lisboa", "es": "Lisboa", "it": "Lisbona", "de": "Lissabon", "fr": "Lisbonne",
+               "nl": "Lissabon"},
+    "Vienna": {"zh": "维也纳", "de": "Wien", "fr": "Vienne", "es": "Viena", "pt": "Viena", "nl": "Wenen"},
+    "Dublin": {"zh": "都柏林", "it": "Dublino", "es": "Dublín"},
+    "London": {"zh": "伦敦", "fr": "Londres", "es": "Londres", "pt": "Londres", "it": "Londra", "nl": "Londen"},
+    "Rome": {"zh": "罗马", "de": "Rom", "it": "Roma", "es": "Roma", "pt": "Roma", "nl": "Rome"},
+    "Barcelona": {"zh": "巴塞罗那", "fr": "Barcelone"},
+    "Munich": {"zh": "慕尼黑", "de": "München", "it": "Monaco di Baviera", "es": "Múnich", "pt": "Munique",
+               "nl": "München"},
+    "Brussels": {"zh": "布鲁塞尔", "fr": "Bruxelles", "nl": "Brussel", "de": "Brüssel", "es": "Bruselas",
+                 "it": "Bruxelles", "pt": "Bruxelas"},
+    "Prague": {"zh": "布拉格", "de": "Prag", "it": "Praga", "es": "Praga", "pt": "Praga", "nl": "Praag"},
+    "Warsaw": {"zh": "华沙", "de": "Warschau", "fr": "Varsovie", "it": "Varsavia", "es": "Varsovia",
+               "pt": "Varsóvia", "nl": "Warschau"},
+    "Stockholm": {"zh": "斯德哥尔摩", "it": "Stoccolma", "es": "Estocolmo", "pt": "Estocolmo"},
+    "Copenhagen": {"zh": "哥本哈根", "de": "Kopenhagen", "fr": "Copenhague", "it": "Copenaghen", "es": "Copenhague",
+                   "pt": "Copenhaga", "nl": "Kopenhagen"},
+    "Oslo": {"zh": "奥斯陆"},
+    "Zurich": {"zh": "苏黎世", "de": "Zürich", "it": "Zurigo", "es": "Zúrich", "pt": "Zurique", "fr": "Zurich"},
+    "Athens": {"zh": "雅典", "de": "Athen", "fr": "Athènes", "it": "Atene", "es": "Atenas", "pt": "Atenas",
+               "nl": "Athene"},
+    # not served by the weather tool: named so that the tool, not a guess, says so
+    "Beijing": {"zh": "北京", "de": "Peking", "fr": "Pékin", "es": "Pekín", "it": "Pechino", "pt": "Pequim"},
+    "Shanghai": {"zh": "上海", "it": "Shanghai"},
+    "Tokyo": {"zh": "东京", "de": "Tokio", "es": "Tokio", "it": "Tokyo", "pt": "Tóquio", "fr": "Tokyo"},
+    "New York": {"zh": "纽约", "es": "Nueva York", "pt": "Nova Iorque", "it": "New York"},
+}
+# Every local name (lower case) -> the tool's name.
+CITY_BY_LOCAL_NAME: dict[str, str] = {local.lower(): city for city, names in CITY_LOCAL_NAMES.items()
+                                      for local in names.values()}
+
+
+def city_name(city: str, lang: str = "en") -> str:
+    """A city under the name a reader of `lang` knows it by ("Munich" -> "München" in German, "慕尼黑" in Chinese)."""
+    return CITY_LOCAL_NAMES.get(city, {}).get(lang, city)
+
 
 MONTH_NAMES: tuple[str, ...] = ("january", "february", "march", "april", "may", "june", "july", "august",
                                 "september", "october", "november", "december")
@@ -108,15 +190,23 @@ ASK_IT = "the IT service desk (extension 4357 or it.brightmart.internal)"
 
 
 def word_pattern(spellings: tuple[str, ...] | list[str]) -> re.Pattern[str]:
-    """One case-insensitive pattern of whole-word spellings; a trailing `*` matches any ending."""
-    parts = [re.escape(s[:-1]) + r"\w*" if s.endswith("*") else re.escape(s) for s in spellings]
-    return re.compile(r"\b(?:" + "|".join(sorted(parts, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+    """One case-insensitive pattern of whole-word spellings; a trailing `*` matches any ending. Chinese spellings
+    match anywhere (Chinese writes no spaces between words).
+    """
+    def one(s: str) -> str:
+        body = re.escape(s[:-1]) + r"\w*" if s.endswith("*") else re.escape(s)
+        return body if _CJK.search(s) else r"\b" + body + r"\b"
+
+    return re.compile("|".join(one(s) for s in sorted(spellings, key=len, reverse=True)), re.IGNORECASE)
 
 
-LEAVE_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern(v) for k, v in LEAVE_SYNONYMS.items()}
+_CJK = re.compile(r"[\u3400-\u9fff]")
+LEAVE_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern((*v, *LOCAL_LEAVE_WORDS[k]))
+                                              for k, v in LEAVE_SYNONYMS.items()}
 # Which leave type wins when a question names several ("time off after my father died" is bereavement).
 LEAVE_PRIORITY: tuple[str, ...] = ("bereavement", "maternity", "paternity", "parental", "study", "unpaid", "sick",
                                    "annual")
 CITY_PATTERN = word_pattern([c.lower() for c in CITIES])
+LOCAL_CITY_PATTERN = word_pattern(list(CITY_BY_LOCAL_NAME))  # München, Milano, 北京 ...
 CONTACT_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern(v) for k, v in UNRECORDED_CONTACTS.items()}
 COUNTRY_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern(v) for k, v in COUNTRIES.items()}

@@ -106,6 +106,15 @@ def table(s: dict[str, Any]) -> str:
                      f"(gap {h['accuracy_gap_points']:+.1f} points); mean {_fmt(h['optimized']['mean_ms'])} ms, "
                      f"p95 {_fmt(h['optimized']['p95_ms'])} ms; plain agent {h['baseline']['accuracy']:.1%}, "
                      f"mean {_fmt(h['baseline']['mean_ms'])} ms")
+    if "multilingual_slice" in s:
+        lines.append("\n| language | requests | accuracy | gap to English, points | routes faq/template/llm "
+                     "| FAQ first text, median ms | over English |\n|---|---|---|---|---|---|---|")
+        for lang, m in s["multilingual_slice"].items():
+            r = m.get("routes") or {}
+            lines.append(f"| {lang} | {m['n']} | {m['accuracy']:.1%} | {m.get('accuracy_gap_points', 0.0):+.1f} "
+                         f"| {r.get('faq', '-')}/{r.get('template', '-')}/{r.get('llm', '-')} "
+                         f"| {_fmt(m.get('faq_ttft_ms') or math.nan, 1)} "
+                         f"| {_fmt(m.get('faq_ttft_over_english') or math.nan, 2)}x |")
     if "router_decision_p95_ms" in s["probes"]:
         lines.append(f"router decision p50/p95 {_fmt(s['probes']['router_decision_p50_ms'], 1)}/"
                      f"{_fmt(s['probes']['router_decision_p95_ms'], 1)} ms (embedding included)")

@@ -23,7 +23,7 @@ from app.bench.items import Item
 from app.bench.metrics import GC_PAUSES
 from app.bench.runner import Runner, conversation_store, finish, run_item
 from app.bench.sessions import next_turn_summary
-from app.bench.workload import TODAY, load
+from app.bench.workload import TODAY, load, multilingual
 from app.bench.workload import quick as quick_slice
 from app.runtime import build_deps
 from app.settings import get_settings
@@ -46,6 +46,29 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "llm_calls_per_request": sum(r["llm_calls"] or 0 for r in rows) / len(rows),
             "errors": sum(1 for r in rows if r.get("error")),
             "settle_ms_max": max((r.get("settle_ms") or 0.0 for r in rows), default=0.0)}
+
+
+def language_summary(lang_rows: list[dict[str, Any]], english: list[dict[str, Any]]) -> dict[str, Any]:
+    """The multilingual slice beside English: per language its accuracy, routes and first text, and its FAQ answers'
+    median first text over the English FAQ answers' of the same run (the held-out slice stands for English accuracy).
+    """
+    def faq_ttft(rows: list[dict[str, Any]]) -> float | None:
+        got = [r["ttft_ms"] for r in rows if r["route"] == "faq" and r.get("ttft_ms") is not None]
+        return metrics.percentile(got, 50) if got else None
+
+    held = [r for r in english if r["kind"] == "heldout"]
+    out: dict[str, Any] = {"en": {**summarize(held or english), "faq_ttft_ms": faq_ttft(english)}}
+    for lang in sorted({r["kind"].split(":")[1] for r in lang_rows}):
+        mine = [r for r in lang_rows if r["kind"] == f"lang:{lang}"]
+        ttft = faq_ttft(mine)
+        out[lang] = {**summarize(mine), "routes": {k: sum(r["route"] == k for r in mine) for k in ("faq", "template",
+                                                                                                   "llm", "refused")},
+                     "faq_ttft_ms": ttft, "faq_ttft_over_english": metrics.ratio(ttft, out["en"]["faq_ttft_ms"])
+                     if ttft and out["en"]["faq_ttft_ms"] else None,
+                     "accuracy_gap_points": round(100 * (out["en"]["accuracy"] - summarize(mine)["accuracy"]), 1),
+                     "wrong": [{"q": r["q"], "route": r["route"], "answer": r["answer"][:160]} for r in mine
+                               if not r["correct"]][:5]}
+    return out
 
 
 def optimized_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -143,6 +166,11 @@ async def _main(saver: Any, quick: bool, out: str, load_sessions: int, repeats: 
                    ["accuracy"]), 1)
     summary["by_kind"] = {k: {v: summarize([r for r in rows if r["variant"] == v and r["kind"] == k])
                               for v in variants} for k in sorted({r["kind"] for r in rows})}
+    # The multilingual slice: the optimized desk on its other languages, beside its own English figures.
+    lang_rows = [await runner.run("optimized", item) for item in multilingual()]
+    if lang_rows:
+        summary["multilingual_slice"] = language_summary(lang_rows, opt_rows)
+        rows += lang_rows
 
     # Ablation: each technique off in turn, interleaved per item, each with its own (cold) cache.
     # Each round runs every variant again with new (cold) caches; the slowdown's interval says whether the

@@ -32,6 +32,7 @@ TODAY = date(2026, 11, 29)
 TOMORROW = TODAY + timedelta(days=1)
 WORKLOAD = ROOT / "data" / "bench" / "workload.jsonl"
 HELDOUT = ROOT / "data" / "bench" / "heldout.yaml"
+MULTILINGUAL = ROOT / "data" / "bench" / "multilingual.yaml"
 ANY = ["faq", "template", "llm"]
 CITIES = list(HOME_CITIES)
 KB_QUESTIONS = [  # policy look-ups with a fact their answer must contain
@@ -218,6 +219,48 @@ def heldout_items(items: list[Item], facts: Facts, rng: random.Random, by_id: di
         routes = ["refused"] if route == "other_person" else faq_routes(route[4:]) if route.startswith("faq:") \
             else ["template"]
         items.append(Item(f"h{n:02d}.0", f"h{n:02d}", 0, user, h["q"], "heldout", routes, fs, []))
+
+
+def _local_facts(h: dict, user: str, facts: Facts, by_id: dict) -> list[str]:
+    """What an answer in the asker's language must carry: the same figures as in English, written as that locale
+    writes them (money by Babel), never English words.
+    """
+    from babel.numbers import format_currency
+
+    from tools.i18n import locale_of
+
+    route = h["route"]
+    if route == "salary":
+        return [format_currency(facts.row("salary", user, h["month"])["net"], "EUR", locale=locale_of(h["lang"]))]
+    if route == "attendance":
+        a = facts.row("attendance", user, h["month"])
+        return [str(a["present_days"]), str(a["working_days"])]
+    if route == "leave_balance":
+        return [facts.remaining(user)]
+    if route in ("weather", "weather_clothing"):
+        return [f"{weather_for(h['city'], date.fromisoformat(h['day']))['temperature_c']}°C"]
+    if route == "leave_policy":
+        return [re.findall(r"\d+", LEAVE_POLICIES[h["leave_type"]]["entitlement"])[0]]
+    return [f for f in _answer_facts(by_id[route[4:]]["answer"]) if re.fullmatch(r"[\d.,:]+|MyHR|SpendWise", f)]
+
+
+def multilingual(seed: int = 11) -> list[Item]:
+    """The multilingual slice (`data/bench/multilingual.yaml`, written apart from the router's data): questions
+    in the desk's other languages, each scored on the backend's figures as the asker's locale writes them.
+    """
+    if not MULTILINGUAL.exists():
+        return []
+    rng, facts = random.Random(seed), Facts(FACTS_DB)
+    by_id = {e["id"]: e for e in yaml.safe_load((ROOT / "data" / "faq.yaml").read_text())}
+    users = [f"E{1001 + i}" for i in range(20)]
+    out = []
+    for n, h in enumerate(yaml.safe_load(MULTILINGUAL.read_text(encoding="utf-8")), 1):
+        user = rng.choice(users)
+        route = h["route"]
+        routes = faq_routes(route[4:]) if route.startswith("faq:") else ["template", "llm"]
+        out.append(Item(f"m{n:02d}.0", f"m{n:02d}", 0, user, h["q"], f"lang:{h['lang']}", routes,
+                        _local_facts(h, user, facts, by_id), []))
+    return out
 
 
 def quick(items: list[Item]) -> list[Item]:

@@ -161,3 +161,25 @@ def test_metrics_endpoint_serves_what_the_dashboard_reads(chat_url):
         base = re.sub(r"_(bucket|count|sum)$", "", name)
         assert f"# TYPE {base} " in body, f"dashboard reads {name}, which /metrics does not expose"
     assert httpx.get(chat_url + "healthz", timeout=5).json() == {"ok": True, "ready": True}
+
+
+def test_a_chinese_question_streams_a_chinese_answer_in_a_chinese_page(chat_url, passwords):
+    """A browser set to Chinese: the page's own labels come from the catalogs, and 公司的上班时间是几点？ (the
+    reference case's own question) is answered in Chinese, streamed into the chat."""
+    from tools.i18n import say
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+        context = browser.new_context(locale="zh-CN", extra_http_headers={"Accept-Language": "zh-CN,zh;q=0.9"})
+        page = context.new_page()
+        sign_in(page, chat_url, "E1003", passwords["E1003"])
+        page.wait_for_selector("#question textarea", timeout=60_000)
+        page.wait_for_selector(f"button:has-text('{say('ui_new_conversation', 'zh')}')", timeout=30_000)
+        _ask(page, "公司的上班时间是几点？")
+        done = say("ui_path", "zh", route="", ms="", first="")[:2]  # the steps panel's "路径" once it is answered
+        page.wait_for_selector(f"#chat :text('{done}')", timeout=120_000)
+        answer = page.locator(BOTS).last.inner_text()
+        browser.close()
+    han = re.findall(r"[\u4e00-\u9fff]", answer)
+    assert len(han) > len(answer) / 4, answer
+    assert "09:00" in answer or "9:00" in answer, answer  # the office hours, from the translated FAQ entry

@@ -10,7 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tools.formatting import day_label, day_text, first_day, month_name, months_label
+from tools.formatting import day_label, day_text, month_name, months_label
+from tools.i18n import number, say, sentences
 from tools.intents.shared import EMPLOYEE, MONTH, MONTHLY, employee_number
 from tools.specs import Fake, IntentSpec, tool
 
@@ -26,42 +27,57 @@ def span_note(slots: dict[str, Any]) -> str:
     """For attendance asked about a week or a day: the records are monthly, and the reply says so."""
     if not slots.get("span"):
         return ""
+    lang = slots.get("lang", "en")
     start, end = (date.fromisoformat(d) for d in slots["span"])
     if start == end:
-        when = f"on {day_text(start)}"
+        when = say("on_day", lang, day=day_text(start, lang=lang))
     elif (start.year, start.month) == (end.year, end.month):
-        when = f"in the week of {start.day}-{day_text(end)}" if (end - start).days == 6 else \
-            f"between {start.day} and {day_text(end)}"
+        when = say("in_week_of" if (end - start).days == 6 else "between_days_of_month", lang, start=start.day,
+                   end=day_text(end, lang=lang))
     else:
-        when = f"between {day_text(start, start.year != end.year)} and {day_text(end)}"
-    return f" Attendance is recorded by month, so these figures cannot show what happened {when}."
+        when = say("between_days", lang, start=day_text(start, start.year != end.year, lang),
+                   end=day_text(end, lang=lang))
+    return say("attendance_by_month", lang, when=when)
+
+
+def _count(x: float, lang: str, whole: bool = False) -> str:
+    """A figure as the record gives it ("2.0" in English, as the answers always said it; "2" / "2,5" elsewhere)."""
+    if lang == "en":
+        return f"{x:g}" if whole else str(x)
+    return number(x, lang)
 
 
 def render_attendance(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
     """Attendance figures for the month (the current one to date), and what monthly figures cannot tell."""
-    a = r["attendance"]
-    to_date = f" so far (to {day_label(a['through'])})" if a.get("through") else ""
-    return (f"Your attendance for {month_name(slots['month'])}{to_date}: present {a['present_days']} of "
-            f"{a['working_days']} working days, {a['absent_days']} absent, {a['late_arrivals']} late "
-            f"arrivals, {a['overtime_hours']} overtime hours.{span_note(slots)}")
+    a, lang = r["attendance"], slots.get("lang", "en")
+    to_date = say("so_far_to", lang, day=day_label(a["through"], lang)) if a.get("through") else ""
+    return sentences(lang, say("attendance_month", lang, month=month_name(slots["month"], lang=lang), to_date=to_date,
+                               present=_count(a["present_days"], lang), working=_count(a["working_days"], lang),
+                               absent=_count(a["absent_days"], lang), late=_count(a["late_arrivals"], lang),
+                               overtime=_count(a["overtime_hours"], lang)), span_note(slots))
 
 
 def summarize_attendance(slots: dict[str, Any], by_month: dict[str, dict[str, dict[str, Any]]]) -> str:
     """Attendance over a period: the totals, then each month's figures (the current one to date)."""
+    lang = slots.get("lang", "en")
     rows = {m: r["attendance"] for m, r in by_month.items()}
 
-    def total(k: str) -> float:
-        return sum(a[k] for a in rows.values())
+    def total(k: str) -> str:
+        return _count(round(sum(a[k] for a in rows.values()), 1), lang, whole=True)
 
     def one(m: str, a: dict[str, Any]) -> str:
-        to_date = f" (to {day_label(a['through'])})" if a.get("through") else ""
-        return (f"{first_day(m).strftime('%B')}{to_date} present {a['present_days']} of {a['working_days']}, "
-                f"{a['absent_days']} absent, {a['late_arrivals']} late, {a['overtime_hours']} overtime hours")
+        to_date = say("to_day", lang, day=day_label(a["through"], lang)) if a.get("through") else ""
+        return say("attendance_each_month", lang, month=month_name(m, False, lang), to_date=to_date,
+                   present=_count(a["present_days"], lang), working=_count(a["working_days"], lang),
+                   absent=_count(a["absent_days"], lang), late=_count(a["late_arrivals"], lang),
+                   overtime=_count(a["overtime_hours"], lang))
 
-    return (f"Your attendance for {months_label(list(rows))} ({len(rows)} months): present {total('present_days'):g} "
-            f"of {total('working_days'):g} working days, {total('absent_days'):g} absent, {total('late_arrivals'):g} "
-            f"late arrivals, {round(total('overtime_hours'), 1):g} overtime hours in total. Each month: "
-            f"{'; '.join(one(m, a) for m, a in rows.items())}.{span_note(slots)}")
+    return sentences(lang, say("attendance_period", lang, months=months_label(list(rows), lang), count=len(rows),
+                               present=total("present_days"), working=total("working_days"),
+                               absent=total("absent_days"), late=total("late_arrivals"),
+                               overtime=total("overtime_hours"),
+                               each=say("list_separator", lang).join(one(m, a) for m, a in rows.items())),
+                     span_note(slots))
 
 
 def fake_attendance(args: dict[str, Any]) -> dict[str, Any]:

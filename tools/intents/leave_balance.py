@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tools.i18n import say
 from tools.intents.shared import EMPLOYEE, MINE, employee_number
 from tools.specs import Fake, IntentSpec, tool
 
@@ -20,14 +21,13 @@ class LeaveBalanceArgs(BaseModel):
 
 def render_leave_balance(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
     """Leave balance."""
-    b = r["leave_balance"]
-    sick = f"{b['sick_remaining']} paid sick days remaining"
+    b, lang = r["leave_balance"], slots.get("lang", "en")
+    sick = say("sick_days_left", lang, left=b["sick_remaining"])
     if isinstance(b.get("sick_used"), int):  # "how many sick days have I used?" is answered, not left to sums
-        sick = f"{b['sick_remaining']} of {b['sick_used'] + b['sick_remaining']} paid sick days remaining " \
-               f"({b['sick_used']} used)"
-    return (f"You have {b['annual_remaining']} days of annual leave left ({b['annual_entitled']} entitled + "
-            f"{b['carried_over']} carried over, {b['annual_taken']} taken, {b['annual_pending']} pending), "
-            f"and {sick}.")
+        sick = say("sick_days_left_of", lang, left=b["sick_remaining"], total=b["sick_used"] + b["sick_remaining"],
+                   used=b["sick_used"])
+    return say("leave_balance", lang, left=b["annual_remaining"], entitled=b["annual_entitled"],
+               carried=b["carried_over"], taken=b["annual_taken"], pending=b["annual_pending"], sick=sick)
 
 
 def fake_leave_balance(args: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tools.domain import LeaveType
+from tools.domain import LEAVE_FAQ_ENTRY, LeaveType
+from tools.faq import translated_answer
+from tools.i18n import say, sentences
 from tools.specs import Fake, IntentSpec, tool
 
 _LEAVE_TYPE = {"leave_type": "$leave_type"}
@@ -21,11 +23,19 @@ class LeavePolicyArgs(BaseModel):
 
 
 def render_leave_policy(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
-    """One leave type's rules."""
-    p = r["leave_policy"]
+    """One leave type's rules. The backend states them in English; in another language the answer is the translated
+    FAQ entry that states the same facts (`tools/domain.py:LEAVE_FAQ_ENTRY`), or, with none translated, the backend's
+    words introduced by a sentence in the asker's language.
+    """
+    p, lang = r["leave_policy"], slots.get("lang", "en")
     notes = f" {p['notes'][0].upper()}{p['notes'][1:]}." if p.get("notes") else ""
-    return (f"{p['leave_type'].title()} leave: {p['entitlement']}, {p['pay']}. "
-            f"{p['notice'][0].upper()}{p['notice'][1:]}.{notes}")
+    english = (f"{p['leave_type'].title()} leave: {p['entitlement']}, {p['pay']}. "
+               f"{p['notice'][0].upper()}{p['notice'][1:]}.{notes}")
+    if lang == "en":
+        return english
+    entry = LEAVE_FAQ_ENTRY.get(p["leave_type"])
+    translated = translated_answer(entry, lang) if entry else None
+    return translated or sentences(lang, say("policy_in_english", lang), english)
 
 
 def fake_leave_policy(args: dict[str, Any]) -> dict[str, Any]:

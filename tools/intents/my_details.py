@@ -9,7 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tools.domain import ASK_HR, CONTACT_PATTERNS
+from tools.domain import CONTACT_PATTERNS, city_name
+from tools.i18n import and_list, say, sentences
 from tools.intents.shared import EMPLOYEE, MINE
 from tools.specs import Fake, IntentSpec, tool
 
@@ -22,13 +23,14 @@ class EmployeeArgs(BaseModel):
 
 def render_my_details(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
     """The caller's record; a manager or HR contact asked about is not in it, and the reply says so."""
-    e = r["employee_details"]
-    text = (f"Your record: employee id {e['id']}, {e['name']}, {e['role']} in {e['department']}, "
-            f"based in {e['city']}.")
-    missing = [who for who, pattern in CONTACT_PATTERNS.items() if pattern.search(slots.get("question") or "")]
+    e, lang = r["employee_details"], slots.get("lang", "en")
+    text = say("my_record", lang, id=e["id"], name=e["name"], role=e["role"], department=e["department"],
+               city=city_name(e["city"], lang))
+    missing = [say(f"contact.{who}", lang) for who, pattern in CONTACT_PATTERNS.items()
+               if pattern.search(slots.get("question") or "")]
     if missing:
-        text += (f" Your {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not in the records the "
-                 f"help desk reads: ask {ASK_HR}.")
+        text = sentences(lang, text, say("not_on_record" if len(missing) == 1 else "not_on_record_many", lang,
+                                         who=and_list(missing, lang), hr=say("ask_hr", lang)))
     return text
 
 

@@ -5,11 +5,14 @@ they share the forecast and its sentence.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools.domain import DATE_PATTERN
+from tools.domain import DATE_PATTERN, city_name
+from tools.formatting import day_text
+from tools.i18n import and_list, catalog, say, say_known, sentences
 from tools.specs import Fake, IntentSpec, tool
 
 _FORECAST = {"city": "$city", "date": "$date"}
@@ -31,19 +34,29 @@ class ClothingArgs(BaseModel):
     condition: str = Field(min_length=1, max_length=40)
 
 
-def _weather_sentence(w: dict[str, Any]) -> str:
-    return (f"The forecast for {w['city']} on {w['date']}: {w['temperature_c']}°C, {w['condition']}, "
-            f"wind {w['wind_kmh']} km/h.")
+def _weather_sentence(w: dict[str, Any], lang: str) -> str:
+    when = w["date"] if lang == "en" else day_text(date.fromisoformat(w["date"]), True, lang)
+    return say("forecast", lang, city=city_name(w["city"], lang), date=when, temp=w["temperature_c"],
+               condition=say_known(f"condition.{w['condition']}", lang, w["condition"]), wind=w["wind_kmh"])
+
+
+def _advice(a: dict[str, Any], lang: str) -> str:
+    """What to wear, in the asker's language when every item is one the catalogs know (else the backend's words)."""
+    items = a.get("items") or []
+    if lang == "en" or not items or any(f"wear.{i}" not in catalog(lang) for i in items):
+        return str(a["advice"])
+    return say("wear", lang, items=and_list([say(f"wear.{i}", lang) for i in items], lang))
 
 
 def render_weather(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
     """Forecast."""
-    return _weather_sentence(r["weather"])
+    return _weather_sentence(r["weather"], slots.get("lang", "en"))
 
 
 def render_weather_clothing(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
     """Forecast and what to wear."""
-    return f"{_weather_sentence(r['weather'])} {r['clothing_advice']['advice']}"
+    lang = slots.get("lang", "en")
+    return sentences(lang, _weather_sentence(r["weather"], lang), _advice(r["clothing_advice"], lang))
 
 
 def fake_weather(args: dict[str, Any]) -> dict[str, Any]:

@@ -69,7 +69,7 @@ class FakeResources:
     async def get(self):
         return self.desk
 
-    def request_context(self) -> Context:
+    def request_context(self, accept_language: str | None = None) -> Context:
         return Context(today="2026-11-29")
 
 

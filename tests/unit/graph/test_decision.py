@@ -56,7 +56,8 @@ async def test_rows_and_traces_get_the_decision_as_a_plain_dict():
     row = await run_turn(build_desk(make_deps(), InMemorySaver()), COMPOUND, "E1001", None, no_early_start)
     assert row["router"] == {"path": "template", "label": "compound", "confidence": row["router"]["confidence"],
                              "intents": ["salary", "weather"], "faq_id": None, "reason": "every part is known",
-                             "hinted_tools": [], "faq_candidate": None, "faq_parts": {}, "leave_type": None}
+                             "hinted_tools": [], "faq_candidate": None, "faq_parts": {}, "leave_type": None,
+                             "lang": "en"}
     assert json.loads(json.dumps(row))["router"] == row["router"]  # `ask --json` prints it as it is
     traced = json.loads(dumps_json({"router": Decision("faq", "faq:payday", 0.9, faq_id="payday")}))
     assert traced["router"]["path"] == "faq" and traced["router"]["faq_id"] == "payday"

@@ -41,7 +41,8 @@ async def test_faq_question_exits_early_without_llm(graph_for):
 async def test_the_question_is_embedded_before_the_graph_runs_unless_switched_off():
     deps = make_deps()
     started: list[str] = []
-    deps.prefetch_embedding = started.append  # the router's memo, which route_question then awaits
+    # the router's memo, which route_question then awaits
+    deps.prefetch_embedding = lambda text, lang="en": started.append(text)
     desk = build_desk(deps)
     desk.start_early("  When is\tpayday? ", Context())  # the text route_question will embed
     desk.start_early("When is payday?", Context(early_embedding=False))
@@ -283,7 +284,7 @@ async def test_small_talk_on_the_full_path_is_never_quoted_from_the_handbook(gra
     deps = make_deps(llm_replies=[json.dumps({"calls": [{"tool": "kb_search", "args": {"query": "x"}}]})])
     lunch = "You take a 30-minute unpaid lunch break each day."
 
-    async def decide(question, user, previous, faq_enabled=True, templates_enabled=True):
+    async def decide(question, user, previous, faq_enabled=True, templates_enabled=True, lang="en"):
         return Decision("llm", "other", 0.6, reason="not sure")  # read as no Brightmart matter, not sure
 
     async def on_topic(tool, args):
@@ -301,7 +302,7 @@ async def test_a_compound_part_not_sure_of_its_faq_entry_is_offered_as_the_close
 
     deps = make_deps(llm_replies=[json.dumps({"calls": [{"tool": "salary"}]})])
 
-    async def decide(question, user, previous, faq_enabled=True, templates_enabled=True):
+    async def decide(question, user, previous, faq_enabled=True, templates_enabled=True, lang="en"):
         return Decision("llm", "compound", 0.9, ["salary", "faq:payday"], ["my pay in March", "when is payday"],
                         reason="a part is not sure", hinted_tools=["salary"], faq_parts={"faq:payday": "closest"})
 
@@ -324,7 +325,7 @@ async def test_on_the_full_path_a_sure_faq_part_is_answered_and_a_likely_entry_i
         Decision("llm", "faq:payday", 0.7, reason="not sure", hinted_tools=["salary"], faq_candidate="payday"),
     ])
 
-    async def decide(question, user, previous, faq_enabled=True, templates_enabled=True):
+    async def decide(question, user, previous, faq_enabled=True, templates_enabled=True, lang="en"):
         return next(decisions)
 
     deps.router.decide = decide

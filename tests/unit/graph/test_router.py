@@ -12,7 +12,7 @@ import yaml
 
 from app.training.calibrate import decisions, gold, predicted, report
 from app.training.router_train import DATA, load_router, load_split
-from graph.language import ENGLISH_ONLY, is_foreign
+from graph.language import answer_language, is_foreign, written_in
 from graph.router import split_clauses
 from graph.router_model import RouterModel
 
@@ -156,9 +156,10 @@ def test_splits_are_disjoint():
 
 
 @pytest.mark.parametrize(("text", "foreign"), [
-    ("¿Cuántos días de vacaciones me quedan?", True),
-    ("Wie viel Urlaub habe ich noch?", True),
-    ("明日のベルリンの天気は？", True),
+    ("¿Cuántos días de vacaciones me quedan?", False),  # the desk speaks Spanish
+    ("Wie viel Urlaub habe ich noch?", False),
+    ("明日のベルリンの天気は？", True),  # Japanese: not one of the desk's languages
+    ("Ile dni urlopu mi zostało w tym roku?", True),  # Polish
     ("pto left?", False),
     ("show me E1002's payslip", False),
     ("What's the weather in Madrid tomorrow?", False),
@@ -167,10 +168,34 @@ def test_language_check(text, foreign):
     assert is_foreign(text) is foreign
 
 
-async def test_a_question_in_another_language_gets_the_english_only_sentence(router):
+@pytest.mark.parametrize(("text", "lang"), [
+    ("公司的上班时间是几点？", "zh"), ("年假", "zh"), ("我的payslip", "zh"),
+    ("Wie viele Urlaubstage habe ich noch?", "de"), ("mein payslip für Oktober bitte", "de"),
+    ("Quel temps fera-t-il à Paris demain ?", "fr"), ("¿Cuánto cobré el mes pasado?", "es"),
+    ("quanto ho guadagnato il mese scorso", "it"), ("hoeveel vakantiedagen heb ik nog", "nl"),
+    ("quantos dias de férias ainda tenho", "pt"), ("how many days of leave do I have left", "en"),
+    ("pto left?", None), ("payslip oct", None), ("Urlaub?", None), ("Weather Berlin", None),
+])
+def test_written_in_reads_the_language_only_when_sure(text, lang):
+    assert written_in(text) == lang
+
+
+def test_a_short_message_is_answered_in_the_conversations_language_then_the_preferred_one():
+    assert answer_language("Urlaub?", "de", None) == "de"
+    assert answer_language("payslip oct", None, "fr") == "fr"
+    assert answer_language("payslip oct", None, "pl") == "en"  # a preference the desk cannot speak
+    assert answer_language("Wie viel Urlaub habe ich noch?", "en", "fr") == "de"  # the question's own wins
+
+
+async def test_a_question_in_a_language_the_desk_does_not_speak_is_told_which_it_does(router):
+    d = await decide(router, "明日のベルリンの天気は？")
+    assert d.path == "foreign"
+
+
+async def test_without_the_multilingual_router_another_language_steps_aside_as_foreign(router):
+    """An English-only deployment (MULTILINGUAL=false): the English model reads the language as not its own."""
     d = await decide(router, "¿Cuántos días de vacaciones me quedan este año?")
     assert d.path == "foreign"
-    assert "English" in ENGLISH_ONLY
 
 
 def test_router_scoring_is_a_softmax(router):

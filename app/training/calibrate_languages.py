@@ -1,0 +1,60 @@
+"""How well the desk routes questions in its other languages, per language, on each language's test split (another
+author's, never trained or chosen on): `python -m app calibrate --languages [--json] [--write]`.
+
+Every item goes through the real decision as the graph makes it (`Router.decide` with the question's language:
+the multilingual router, its thresholds, the nearest-example check, compound splitting), with the figures
+`app/training/calibrate.py` reports for English: intent accuracy, coverage, wrong shortcuts with their one-sided
+95% bound, and the confusion. The dev split's figures are printed beside them (the thresholds were chosen there).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.settings import ROOT, get_settings
+from app.training.calibrate import CALLER, report
+from app.training.router_i18n import OTHER_LANGUAGES, load_lang_split, load_multilingual_router
+from graph.router import Router
+
+REPORT = ROOT / "data" / "calibration_languages.json"
+
+
+async def language_report(router: Router, lang: str, split: str) -> dict[str, Any]:
+    """One language's split through the router's decision."""
+    items = load_lang_split(split, (lang,))
+    assert router.embed is not None
+    await router.embed([it["q"] for it in items])  # one batch fills the memo
+    decided = [await router.decide(it["q"], CALLER, ["salary"], lang=lang) for it in items]
+    return report(items, decided)
+
+
+async def evaluate(router: Router | None = None) -> dict[str, Any]:
+    """Every language's dev and test figures."""
+    router = router or load_multilingual_router(get_settings())
+    assert router is not None, "no labelled questions in data/router/i18n"
+    return {lang: {split: await language_report(router, lang, split) for split in ("dev", "test")}
+            for lang in OTHER_LANGUAGES}
+
+
+async def main(as_json: bool = False, write: bool = False) -> int:
+    """Print (or keep, with `write`) the per-language figures."""
+    router = load_multilingual_router(get_settings())
+    assert router is not None
+    results = {"model": {k: router.model.meta.get(k) for k in ("encoder", "C", "temperature", "thresholds",
+                                                                "support_floors", "train_examples")},
+               "languages": await evaluate(router)}
+    if as_json:
+        print(json.dumps(results, indent=2, ensure_ascii=False))
+    else:
+        for lang, r in results["languages"].items():
+            for split in ("dev", "test"):
+                s = r[split]
+                print(f"{lang} {split:4s}: intent accuracy {s['intent_accuracy']:.3f} ({s['items']} items), "
+                      f"coverage {s['coverage']:.3f}, wrong shortcuts {s['wrong_shortcuts']}/{s['shortcuts']} "
+                      f"(95% bound {s['wrong_shortcut_rate_upper95']:.2%})")
+    if write:
+        slim = {lang: {s: {m: v for m, v in r[s].items() if m != "wrong_examples"} for s in r}
+                for lang, r in results["languages"].items()}
+        REPORT.write_text(json.dumps({**results, "languages": slim}, indent=2, ensure_ascii=False) + "\n")
+    return 0

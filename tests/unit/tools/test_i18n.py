@@ -1,0 +1,101 @@
+"""The desk's own sentences in every language it speaks: complete catalogs, locale formatting, the FAQ's
+translations, and the template answers a German or Chinese employee reads.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from datetime import date
+
+import pytest
+import yaml
+
+from tools import i18n
+from tools.faq import TRANSLATIONS, load_faq, translations
+from tools.i18n import LANGUAGES, catalog, money, month_text, say
+from tools.intents.leave_balance import render_leave_balance
+from tools.intents.leave_policy import render_leave_policy
+from tools.intents.salary import render_salary, summarize_salary
+from tools.intents.weather import render_weather, render_weather_clothing
+
+FAQ = load_faq(TRANSLATIONS.parent.parent / "faq.yaml")
+OTHER = [lang for lang in LANGUAGES if lang != "en"]
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+@pytest.mark.parametrize("lang", OTHER)
+def test_every_catalog_has_every_key_with_the_same_placeholders(lang):
+    en, other = catalog("en"), catalog(lang)
+    assert list(other) == list(en), "the same keys, in the same order as the English source"
+    for key, text in en.items():
+        assert fields(other[key]) == fields(text), key
+        other[key].format(**dict.fromkeys(fields(text), "x"))  # fills without an error
+
+
+@pytest.mark.parametrize("lang", OTHER)
+def test_every_faq_entry_is_translated_with_its_figures(lang):
+    """Every entry, the same ids, and no figure of the English answer lost (dates may be written out in Chinese)."""
+    mine = translations(lang)
+    assert list(mine) == list(FAQ)
+    for fid, entry in FAQ.items():
+        for figure in re.findall(r"\d+", entry.answer):
+            assert figure in mine[fid].answer, (lang, fid, figure)
+        assert len(mine[fid].phrasings) >= 2
+
+
+def test_english_keeps_its_house_style_and_other_locales_follow_babel():
+    assert money(1910.3) == "EUR 1,910.30"
+    assert money(1910.3, "de") == "1.910,30\xa0€"
+    assert month_text(date(2026, 3, 1)) == "March 2026"
+    assert month_text(date(2026, 3, 1), "de") == "März 2026"
+    assert month_text(date(2026, 3, 1), "zh") == "2026年3月"
+    assert i18n.supported("de-AT") == "de" and i18n.supported("pl") == "en"
+
+
+SLIP = {"salary": {"base": 3000.0, "overtime_pay": 120.5, "bonus": 0.0, "gross": 3120.5, "tax": 600.0,
+                   "pension": 150.0, "net": 2370.5}}
+
+
+def test_a_payslip_reads_in_the_askers_language_with_the_backends_figures():
+    en = render_salary({"month": "2026-11"}, SLIP)
+    de = render_salary({"month": "2026-11", "lang": "de"}, SLIP)
+    zh = render_salary({"month": "2026-11", "lang": "zh"}, SLIP)
+    assert en.startswith("Your payslip for November 2026: gross EUR 3,120.50")
+    assert "November 2026" in de and "2.370,50\xa0€" in de and "Your" not in de
+    assert "2026年11月" in zh and "2,370.50" in zh and re.search(r"[\u4e00-\u9fff]", zh)
+    period = summarize_salary({"lang": "fr", "months": ["2026-09", "2026-10"]},
+                              {"2026-09": SLIP, "2026-10": SLIP})
+    assert "septembre" in period and "octobre" in period and "4\u202f741,00\xa0€" in period
+
+
+def test_leave_and_weather_answers_in_german_and_chinese():
+    balance = {"leave_balance": {"annual_entitled": 25, "annual_taken": 3, "annual_pending": 1, "carried_over": 2,
+                                 "annual_remaining": 23, "sick_used": 1, "sick_remaining": 11}}
+    assert "23" in render_leave_balance({"lang": "de"}, balance) and "urlaub" in render_leave_balance(
+        {"lang": "de"}, balance).lower()
+    forecast = {"weather": {"city": "Munich", "date": "2026-12-07", "temperature_c": 3, "condition": "rain",
+                            "wind_kmh": 12},
+                "clothing_advice": {"advice": "Wear a warm coat, a sweater and an umbrella or a raincoat.",
+                                    "items": ["a warm coat", "a sweater", "an umbrella or a raincoat"]}}
+    de = render_weather_clothing({"lang": "de"}, forecast)
+    assert "München" in de and "7. Dezember 2026" in de and "Wear" not in de
+    zh = render_weather({"lang": "zh"}, forecast)
+    assert "慕尼黑" in zh and "2026年12月7日" in zh and say("condition.rain", "zh") in zh
+    unknown = {**forecast, "clothing_advice": {"advice": "Bring a kite.", "items": ["a kite"]}}
+    assert render_weather_clothing({"lang": "de"}, unknown).endswith("Bring a kite."), "unknown words pass as given"
+
+
+def test_a_leave_policy_in_another_language_is_the_translated_faq_entry_with_the_same_facts():
+    policy = {"leave_policy": {"leave_type": "paternity", "entitlement": "2 weeks", "pay": "full pay",
+                               "notice": "agree dates with your manager", "notes": ""}}
+    assert render_leave_policy({"lang": "en"}, policy).startswith("Paternity leave: 2 weeks")
+    assert render_leave_policy({"lang": "nl"}, policy) == translations("nl")["paternity-leave"].answer
+
+
+def test_catalog_files_are_plain_yaml_mappings():
+    for path in i18n.CATALOGS.glob("*.yaml"):
+        assert isinstance(yaml.safe_load(path.read_text(encoding="utf-8")), dict), path

@@ -1,0 +1,112 @@
+"""Text a user reads, in the language the question was written in: message catalogs and locale formatting.
+
+Every sentence the desk writes itself (template answers, refusals, errors, "not in the handbook", the chat's
+labels) is a key of `tools/messages/en.yaml`, the English source, with the same key in each language's file
+beside it (`tests/unit/tools/test_i18n.py` checks that every key and placeholder exists in every language).
+Money, numbers, months and days are formatted by Babel for the reader's locale; English keeps the house style
+its answers have always had ("EUR 1,910.30", "March 2026", "2 December").
+
+A deployment adds a language by adding its catalog here, its FAQ translation (`data/i18n/faq/`), its labelled
+questions (`data/router/i18n/`) and its code to `LANGUAGES`.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LANGUAGES: tuple[str, ...] = ("en", "zh", "de", "fr", "es", "it", "nl", "pt")
+# What each language is called in English (the LLM's instruction) and in itself (the chat's language menu).
+ENGLISH_NAMES = {"en": "English", "zh": "Simplified Chinese", "de": "German", "fr": "French", "es": "Spanish",
+                 "it": "Italian", "nl": "Dutch", "pt": "European Portuguese"}
+NATIVE_NAMES = {"en": "English", "zh": "中文", "de": "Deutsch", "fr": "Français", "es": "Español", "it": "Italiano",
+                "nl": "Nederlands", "pt": "Português"}
+_LOCALES = {"zh": "zh_Hans_CN", "pt": "pt_PT"}  # Babel's locale for a language code, where it is not the code
+CATALOGS = Path(__file__).with_name("messages")
+
+
+def supported(lang: str | None) -> str:
+    """The language code itself when the desk speaks it (`de-AT` and `zh-CN` count as `de` and `zh`), else English."""
+    code = (lang or "en").replace("_", "-").split("-")[0].lower()
+    return code if code in LANGUAGES else "en"
+
+
+def locale_of(lang: str) -> str:
+    """Babel's locale for a language code."""
+    return _LOCALES.get(lang, lang)
+
+
+@lru_cache(maxsize=len(LANGUAGES))
+def catalog(lang: str) -> dict[str, str]:
+    """A language's messages by key (an empty one for a language without a file: English speaks for it)."""
+    path = CATALOGS / f"{lang}.yaml"
+    return {str(k): str(v) for k, v in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items()} \
+        if path.exists() else {}
+
+
+def say(key: str, lang: str = "en", **values: Any) -> str:
+    """The message `key` in `lang` (English where the language lacks it), its `{placeholders}` filled."""
+    text = catalog(lang).get(key)
+    if text is None:
+        text = catalog("en")[key]  # a KeyError here is a key missing from the English source: a bug
+    return text.format(**values) if values else text
+
+
+def money(x: float, lang: str = "en", currency: str = "EUR") -> str:
+    """An amount: "EUR 1,910.30" in English, "1.910,30 €" in German, "€1,910.30" in Chinese."""
+    if lang == "en":
+        return f"{currency} {x:,.2f}"
+    from babel.numbers import format_currency
+
+    return format_currency(x, currency, locale=locale_of(lang))
+
+
+def number(x: float, lang: str = "en") -> str:
+    """A count or measure: "2.5" in English, "2,5" in German (whole numbers without decimals)."""
+    if lang == "en":
+        return f"{x:g}"
+    from babel.numbers import format_decimal
+
+    return format_decimal(round(x, 2), locale=locale_of(lang))
+
+
+def month_text(d: date, lang: str = "en", with_year: bool = True) -> str:
+    """A month: "March 2026" / "März 2026" / "2026年3月" (or the month alone: "March", "März", "三月")."""
+    if lang == "en":
+        return d.strftime("%B %Y" if with_year else "%B")
+    from babel.dates import format_date, format_skeleton
+
+    return format_skeleton("yMMMM", d, locale=locale_of(lang)) if with_year else \
+        format_date(d, "LLLL", locale=locale_of(lang))
+
+
+def day_text(d: date, lang: str = "en", with_year: bool = True) -> str:
+    """A day: "2 December 2026" / "2. Dezember 2026" / "2026年12月2日" (or without the year)."""
+    if lang == "en":
+        return f"{d.day} {d.strftime('%B')}" + (f" {d.year}" if with_year else "")
+    from babel.dates import format_skeleton
+
+    return format_skeleton("yMMMMd" if with_year else "dMMMM", d, locale=locale_of(lang))
+
+
+def and_list(items: list[str], lang: str = "en") -> str:
+    """"a, b and c" in the reader's language ("a, b und c", "a、b和c")."""
+    if lang == "en" or len(items) < 2:
+        return f"{', '.join(items[:-1])} and {items[-1]}" if len(items) > 1 else "".join(items)
+    from babel.lists import format_list
+
+    return format_list(items, locale=locale_of(lang))
+
+
+def sentences(lang: str, *parts: str) -> str:
+    """Sentences one after another, the empty ones left out: with a space between them, none in Chinese."""
+    return ("" if lang == "zh" else " ").join(p for p in parts if p)
+
+
+def say_known(key: str, lang: str, default: str) -> str:
+    """A message for a word a backend returns ("condition.rain"), or the word itself when no catalog knows it."""
+    return catalog(lang).get(key) or catalog("en").get(key) or default
