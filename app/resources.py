@@ -25,6 +25,7 @@ from app.runtime import build_deps
 from app.settings import Settings
 from graph.context import Context
 from graph.graph import Desk, build_desk
+from graph.paths import STATE_TYPES
 from tools.i18n import LANGUAGES
 
 
@@ -120,7 +121,9 @@ async def open_desk(settings: Settings, persistent: bool = True) -> AsyncIterato
         async with checkpointer(settings) as saver:
             if hasattr(saver, "setup"):
                 await saver.setup()
-            yield build_desk(deps, checkpointer=saver)
+            # The state's own types (the router's Decision) are named to LangGraph's serializer: read back as
+            # they were written, without its "unregistered type" warning on every process's first turn.
+            yield build_desk(deps, checkpointer=saver.with_allowlist(STATE_TYPES))
     finally:
         await deps.aclose()
 

@@ -24,11 +24,10 @@ from app.settings import Settings, get_settings
 from graph.context import Context
 from graph.graph import Desk
 from graph.language import answer_language
-from graph.paths import Decision
+from graph.paths import STATE_TYPES
 from tools.i18n import say
 
 log = logging.getLogger(__name__)
-STATE_TYPES = [(Decision.__module__, Decision.__name__)]  # the state's own types a checkpoint holds
 NOT_YOUR_CONVERSATION = say("not_your_conversation")  # in English; a turn says it in the asker's language
 
 

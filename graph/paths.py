@@ -79,3 +79,8 @@ class Decision:
                 "intents": self.intents, "faq_id": self.faq_id, "reason": self.reason,
                 "hinted_tools": self.hinted_tools, "faq_candidate": self.faq_candidate, "faq_parts": self.faq_parts,
                 "leave_type": self.leave_type, "lang": self.lang}
+
+
+# The types of the state a checkpoint holds besides LangGraph's own: named to its serializer when the app opens the
+# conversation store (app/resources.py), and when the owner check reads a checkpoint (app/turn.py).
+STATE_TYPES = [(Decision.__module__, Decision.__name__)]

@@ -10,7 +10,7 @@ from typing import Any
 
 from tools.domain import EMPLOYEE_ID
 from tools.faq import FaqEntry, translations
-from tools.i18n import say, sentences
+from tools.i18n import say, say_known, sentences
 from tools.registry import INTENTS, is_personal
 
 
@@ -23,19 +23,13 @@ def desk_covers(lang: str = "en") -> str:
     company policies and the handbook, and the weather (and what to wear) for your trips". An intent's phrase is
     the catalogs' `covers.<phrase>` where one is written (the phrase itself otherwise).
     """
-    def phrase(s: Any) -> str:
-        return say(f"covers.{s.covers}", lang) if f"covers.{s.covers}" in _keys(lang) else s.covers
+    def phrase(s: Any) -> str:  # a deployment's own intent may bring a phrase no catalog has yet
+        return say_known(f"covers.{s.covers}", lang, s.covers)
 
     own = [phrase(s) for s in INTENTS.values() if is_personal(s.name)]
     shared = [phrase(s) for s in INTENTS.values() if not is_personal(s.name)]
     phrases = list(dict.fromkeys([*([say("your_own", lang, things=_and(own, lang))] if own else []), *shared]))
     return say("and_last", lang, first=", ".join(phrases[:-1]), last=phrases[-1]) if len(phrases) > 1 else phrases[0]
-
-
-def _keys(lang: str) -> set[str]:
-    from tools.i18n import catalog
-
-    return set(catalog(lang)) | set(catalog("en"))
 
 
 def out_of_scope(lang: str = "en") -> str:

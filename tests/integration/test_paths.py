@@ -100,10 +100,10 @@ async def test_small_talk_gets_what_the_desk_covers_without_the_llm(ask):
         assert "can't help" not in row["answer"], question  # a thank-you is not refused
 
 
-async def test_question_in_another_language_gets_one_english_sentence(ask):
-    row = await ask("¿Cuántos días de vacaciones me quedan este año?")
+async def test_a_language_the_desk_does_not_speak_gets_one_sentence_naming_those_it_does(ask):
+    row = await ask("Ile dni urlopu zostało mi w tym roku?")  # Polish
     assert row["route"] == "refused" and row["llm_calls"] == 0 and row["tools"] == []
-    assert "English" in row["answer"]
+    assert "Chinese" in row["answer"] and "Portuguese" in row["answer"]
 
 
 async def test_policy_lookup_quotes_the_knowledge_base(ask):
