@@ -138,7 +138,8 @@ def _days(text: str, today: date, lang: str, prefer: Prefer) -> tuple[tuple[str,
             ok = any(w in low for w in words if len(w) > 1) or bool(re.search(r"[周星期礼拜][一二三四五六日天]", low))
         else:
             tokens = set(re.findall(r"[^\W\d_]+(?:[-'][^\W\d_]+)?", low))
-            ok = bool(tokens & set(words)) or bool(tokens & set(_weekdays(lang)))
+            dated = bool(re.search(r"\d", low)) and bool(tokens & set(month_names(lang)))  # "le 3 décembre"
+            ok = bool(tokens & set(words)) or bool(tokens & set(_weekdays(lang))) or dated
         if ok and 2000 < when.year < 2100:
             days.append((phrase, when.date()))
     return tuple(days)

@@ -172,7 +172,8 @@ def test_language_check(text, foreign):
     ("公司的上班时间是几点？", "zh"), ("年假", "zh"), ("我的payslip", "zh"),
     ("Wie viele Urlaubstage habe ich noch?", "de"), ("mein payslip für Oktober bitte", "de"),
     ("Quel temps fera-t-il à Paris demain ?", "fr"), ("¿Cuánto cobré el mes pasado?", "es"),
-    ("quanto ho guadagnato il mese scorso", "it"), ("hoeveel vakantiedagen heb ik nog", "nl"),
+    ("quanto ho guadagnato il mese scorso", "it"),
+    ("Domani a Milano piove?", "it"), ("hoeveel vakantiedagen heb ik nog", "nl"),
     ("quantos dias de férias ainda tenho", "pt"), ("how many days of leave do I have left", "en"),
     ("pto left?", None), ("payslip oct", None), ("Urlaub?", None), ("Weather Berlin", None),
 ])

@@ -39,6 +39,7 @@ def test_months_in_every_language(lang, text, months):
     ("it", "che tempo fa a Milano venerdì?", "2026-12-11"),
     ("nl", "weer in Amsterdam morgen", "2026-12-07"),
     ("pt", "vai chover em Lisboa amanhã?", "2026-12-07"),
+    ("fr", "Je pars à Londres le 9 décembre, manteau ou veste ?", "2026-12-09"),
     ("fr", "ma fiche de paie", None),
 ])
 def test_days_in_every_language(lang, text, day):
