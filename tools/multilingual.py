@@ -15,7 +15,6 @@ router use either alike; the vectors are unit length (each encoder's, joined and
 
 from __future__ import annotations
 
-import asyncio
 import math
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -23,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from tools.embeddings import Then
+from tools.embeddings import EncoderThread
 
 ENCODERS = {"usem3": 512, "e5": 384}
 BATCH = 64
 
 
-class MultilingualEmbedder:
+class MultilingualEmbedder(EncoderThread):
     """Unit-length float32 embeddings of text in any of the encoders' languages."""
 
     int8 = False
@@ -75,20 +74,9 @@ class MultilingualEmbedder:
         vecs = np.hstack([p / np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-12) for p in parts])
         return (vecs / math.sqrt(len(parts))).astype(np.float32)
 
-    def run(self, fn, *args) -> asyncio.Future[Any]:  # noqa: ANN001
-        """Run a blocking call on the encoder's own thread, off the event loop."""
-        return asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
-
-    def submit(self, texts: list[str], then: Then | None = None) -> asyncio.Future[np.ndarray]:
-        """Embed `texts` on the encoder's thread, started at once; `then(future)` is told when it is settled."""
-        fut = self.run(self.embed, texts)
-        if then is not None:
-            fut.add_done_callback(then)
-        return fut
-
     def close(self) -> None:
         """Stop its threads once the embeddings in flight are done."""
-        self._pool.shutdown(wait=False)
+        super().close()
         if self._side is not None:
             self._side.shutdown(wait=False)
 
