@@ -23,7 +23,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from redis.exceptions import RedisError
 
 from app.openai_wire import Turn
-from app.turn import STATE_TYPES
 from graph.graph import Desk
 
 log = logging.getLogger(__name__)
@@ -49,7 +48,7 @@ async def recorded(desk: Desk, thread: str) -> tuple[str | None, list[Turn]]:
     """A thread's owner and its messages as the checkpointer holds them ((None, []) for an unknown thread)."""
     config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
     if isinstance(saver := getattr(desk.graph, "checkpointer", None), BaseCheckpointSaver):
-        found = await saver.with_allowlist(STATE_TYPES).aget_tuple(config)  # typed, as the graph reads it
+        found = await saver.aget_tuple(config)
         values = found.checkpoint["channel_values"] if found else {}
     else:
         values = (await desk.graph.aget_state(config)).values or {}

@@ -17,6 +17,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from functools import cached_property
 from typing import Any
 
+import aiosqlite
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from app.auth import Verifier
@@ -121,9 +123,7 @@ async def open_desk(settings: Settings, persistent: bool = True) -> AsyncIterato
         async with checkpointer(settings) as saver:
             if hasattr(saver, "setup"):
                 await saver.setup()
-            # The state's own types (the router's Decision) are named to LangGraph's serializer: read back as
-            # they were written, without its "unregistered type" warning on every process's first turn.
-            yield build_desk(deps, checkpointer=saver.with_allowlist(STATE_TYPES))
+            yield build_desk(deps, checkpointer=saver)
     finally:
         await deps.aclose()
 
@@ -140,7 +140,22 @@ def checkpointer(settings: Settings) -> Any:
             raise SystemExit("DATABASE_URL points at Postgres: install the extra with "
                              "`.venv/bin/pip install -e '.[postgres]'`") from exc
         return _postgres_saver(AsyncPostgresSaver, url)
-    return AsyncSqliteSaver.from_conn_string(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
+    return _sqlite_saver(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
+
+
+def serializer() -> JsonPlusSerializer:
+    """LangGraph's serializer with the state's own types (the router's Decision) named: read back as they were
+    written, and nothing else outside LangGraph's safe list (its default allows any type, with an "unregistered
+    type" warning; `with_allowlist` cannot narrow that default).
+    """
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+
+
+@asynccontextmanager
+async def _sqlite_saver(path: str) -> AsyncIterator[Any]:
+    """LangGraph's SQLite checkpointer on one connection, as `AsyncSqliteSaver.from_conn_string` opens it."""
+    async with aiosqlite.connect(path) as conn:
+        yield AsyncSqliteSaver(conn, serde=serializer())
 
 
 @asynccontextmanager
@@ -154,7 +169,7 @@ async def _postgres_saver(saver_cls: Any, url: str) -> AsyncIterator[Any]:
     async with AsyncConnectionPool(url, min_size=1, max_size=8, open=False, check=AsyncConnectionPool.check_connection,
                                    kwargs={"autocommit": True, "prepare_threshold": 0,
                                            "row_factory": dict_row}) as pool:
-        yield saver_cls(pool)
+        yield saver_cls(pool, serde=serializer())
 
 
 def preferred_language(accept_language: str | None) -> str | None:

@@ -15,16 +15,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from app.observability import record, run_config, user_hash
+from app.owners import claim, owner_of
 from app.resources import build_resources
 from app.settings import Settings, get_settings
 from graph.context import Context
 from graph.graph import Desk
 from graph.language import answer_language
-from graph.paths import STATE_TYPES
 from tools.i18n import say
 
 log = logging.getLogger(__name__)
@@ -65,18 +63,6 @@ def new_thread_id() -> str:
     return secrets.token_urlsafe(16)
 
 
-async def _owner(graph: Any, thread: str) -> str | None:
-    """Who started a conversation (None for a new thread): one read of its latest checkpoint, before the graph
-    reads anything of it. A conversation belongs to whoever started it.
-    """
-    config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-    if not isinstance(saver := getattr(graph, "checkpointer", None), BaseCheckpointSaver):
-        snapshot = await graph.aget_state(config)
-        return (snapshot.values or {}).get("user") if snapshot else None
-    found = await saver.with_allowlist(STATE_TYPES).aget_tuple(config)  # as the graph reads it: typed, no warning
-    return found.checkpoint["channel_values"].get("user") if found else None
-
-
 @asynccontextmanager
 async def open_graph(settings: Settings | None = None) -> AsyncIterator[Desk]:
     """The help desk for one command (the CLI, the probes, the tests): the process's resources
@@ -102,10 +88,14 @@ class _Delivery:
             self.on_delta(text)
 
 
-async def _stream(graph: Any, question: str, user: str, thread: str, fresh: bool, ctx: Context,
+async def _stream(graph: Any, redis: Any, question: str, user: str, thread: str, fresh: bool, ctx: Context,
                   deliver: _Delivery, on_update: Any) -> tuple[dict[str, Any], bool]:
     """The graph's run of one turn: (final state, refused as someone else's conversation)."""
-    owner = None if fresh else await _owner(graph, thread)  # a thread id made here: nobody else's
+    owner: str | None = user
+    if fresh:  # a thread id made here: nobody else's
+        owner = await claim(redis, thread, user) if redis is not None else user
+    else:
+        owner = await owner_of(graph, redis, thread, user)
     if owner is not None and owner != user:
         log.warning("refused: user %s tried to use thread %s… started by user %s",
                     user_hash(user), thread[:6], user_hash(owner))
@@ -148,7 +138,8 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
         desk.start_early(question, ctx)
     try:
         async with THREAD_TURNS.turn(thread):  # after the thread's previous turn is recorded
-            final, denied = await _stream(graph, question, user, thread, fresh, ctx, deliver, on_update)
+            final, denied = await _stream(graph, desk.deps.redis if isinstance(desk, Desk) else None, question, user,
+                                          thread, fresh, ctx, deliver, on_update)
         if denied:
             said = say("not_your_conversation", answer_language(question, None, ctx.language))
             return {**row, "answer": said, "route": "denied", "tools": [], "llm_calls": 0,
