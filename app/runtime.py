@@ -48,8 +48,8 @@ async def build_deps(settings: Settings) -> Deps:
     router = await asyncio.to_thread(load_router, settings)
     if settings.multilingual:  # the desk's other languages: their router, with its own encoder and thread
         router.other_languages = await asyncio.to_thread(load_multilingual_router, settings)
-    for r in (router, router.other_languages):
-        if r is not None and r.embed is not None:  # its own encoder: warm its thread too
+    for r in router.readers():
+        if r.embed is not None:  # its own encoder: warm its thread too
             await r.embed(["warm up the router's encoder"])
     await asyncio.to_thread(warm_parsers)
     if settings.gc_freeze:

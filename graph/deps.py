@@ -52,9 +52,9 @@ class Deps:
     def prefetch_embedding(self, text: str, lang: str = "en") -> None:
         """Start the router's embedding of a question now, before the graph runs: it is computed on the encoder's
         thread while LangGraph loads the conversation, and route_question awaits it. A question written in another
-        of the desk's languages is embedded by the multilingual router's encoder, the one that will read it.
+        of the desk's languages is embedded by the encoder of the router that reads it first.
         """
-        router = self.router.other_languages if lang != "en" and self.router.other_languages else self.router
+        router = self.router.first_reader(lang)
         memo = router.embed if isinstance(router.embed, EmbeddingMemo) else self._memo
         memo.prefetch(text)
 
@@ -68,8 +68,7 @@ class Deps:
 
     def forget_embedding(self, text: str) -> None:
         """Drop a text's memoized embeddings (the router's and the shared one): its next turn embeds it again."""
-        other = self.router.other_languages.embed if self.router.other_languages else None
-        for memo in (self.router.embed, self._memo, other):  # the same memo twice is harmless
+        for memo in (self._memo, *(r.embed for r in self.router.readers())):  # the same memo twice is harmless
             if isinstance(memo, EmbeddingMemo):
                 memo.forget(text)
 
@@ -85,8 +84,8 @@ class Deps:
         """Close the clients, and the router's own encoder's thread when it has one."""
         await self.tools.aclose()
         await self.redis.aclose()
-        for router in (self.router, self.router.other_languages):
-            if router is not None and isinstance(router.embed, EmbeddingMemo):
+        for router in self.router.readers():
+            if isinstance(router.embed, EmbeddingMemo):
                 router.embed.embedder.close()
 
     async def profile(self, user: str) -> dict[str, Any] | None:

