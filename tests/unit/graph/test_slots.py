@@ -10,6 +10,7 @@ from graph.slots import (
     clause_slots,
     fill_slots,
     leave_type_slot,
+    leave_types_named,
     refers_back,
     spell_entities,
 )
@@ -133,6 +134,13 @@ def test_a_partners_pregnancy_is_the_callers_partner_leave_not_maternity_leave()
     assert leave_type_slot("my wife died last week, how many days off can I take?") == "bereavement"
     assert leave_type_slot("my wife is ill, can I take a sick day to look after her?") == "sick"
     assert leave_type_slot("I'm the non-birth mum, is there leave for me when the baby comes?") == "paternity"
+
+
+def test_a_leave_word_inside_a_longer_one_names_the_longer_ones_type():
+    """Chinese writes no spaces: 陪产假 (partner leave) holds 产假 (maternity leave)."""
+    assert leave_types_named("老婆下个月预产期，男方能请几天陪产假？工资照发吗？") == ["paternity"]
+    assert leave_types_named("产假有多少周？") == ["maternity"]
+    assert leave_types_named("产假和陪产假各有几天？") == ["maternity", "paternity"]
 
 
 def test_fill_slots_prefers_question_then_conversation_then_profile():
