@@ -91,11 +91,7 @@ class _Delivery:
 async def _stream(graph: Any, redis: Any, question: str, user: str, thread: str, fresh: bool, ctx: Context,
                   deliver: _Delivery, on_update: Any) -> tuple[dict[str, Any], bool]:
     """The graph's run of one turn: (final state, refused as someone else's conversation)."""
-    owner: str | None = user
-    if fresh:  # a thread id made here: nobody else's
-        owner = await claim(redis, thread, user) if redis is not None else user
-    else:
-        owner = await owner_of(graph, redis, thread, user)
+    owner = None if fresh else await owner_of(graph, redis, thread, user)  # a thread id made here: nobody else's
     if owner is not None and owner != user:
         log.warning("refused: user %s tried to use thread %s… started by user %s",
                     user_hash(user), thread[:6], user_hash(owner))
@@ -113,6 +109,8 @@ async def _stream(graph: Any, redis: Any, question: str, user: str, thread: str,
                     on_update(node, update)
         elif mode == "values":
             final = chunk
+    if fresh and redis is not None:  # recorded after the answer: nobody else knows the thread's id before it
+        await claim(redis, thread, user)
     return final, False
 
 
