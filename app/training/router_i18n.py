@@ -195,7 +195,8 @@ def load_multilingual_router(settings: Settings | None = None) -> Router | None:
     """The router for the other languages with its encoder (its own thread), or None when there is no labelled data
     for any language (a deployment that speaks English only). With the cascade, a second router over USE alone
     (its own thresholds, chosen on the same dev splits) reads first: about 1.5 ms a question instead of about 10,
-    and its sure decisions stand; on the dev splits the two took more shortcuts, as rightly, than the pair alone.
+    and its sure decisions stand; on the dev splits the two in turn took more shortcuts than the pair alone, none
+    wrong.
     """
     if not any(DATA.glob("*/train.yaml")):
         return None
