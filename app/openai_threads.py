@@ -18,11 +18,10 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from redis.exceptions import RedisError
 
 from app.openai_wire import Turn
+from app.owners import latest_values
 from graph.graph import Desk
 
 log = logging.getLogger(__name__)
@@ -46,12 +45,7 @@ def conversation_key(user: str, turns: Sequence[Turn]) -> str:
 
 async def recorded(desk: Desk, thread: str) -> tuple[str | None, list[Turn]]:
     """A thread's owner and its messages as the checkpointer holds them ((None, []) for an unknown thread)."""
-    config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-    if isinstance(saver := getattr(desk.graph, "checkpointer", None), BaseCheckpointSaver):
-        found = await saver.aget_tuple(config)
-        values = found.checkpoint["channel_values"] if found else {}
-    else:
-        values = (await desk.graph.aget_state(config)).values or {}
+    values = await latest_values(desk.graph, thread)
     turns = [(_ROLES.get(m.type, m.type), _norm(m.content)) for m in values.get("messages") or []]
     return values.get("user"), turns
 

@@ -25,14 +25,23 @@ def _key(thread: str) -> str:
     return f"hd:owner:{thread}"
 
 
-async def _from_checkpoint(graph: Any, thread: str) -> str | None:
-    """The user of the thread's latest checkpoint (None: no such thread)."""
+async def latest_values(graph: Any, thread: str) -> dict[str, Any]:
+    """The channel values of a thread's latest checkpoint, read as the graph reads them ({} for no such thread)."""
     config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
     if not isinstance(saver := getattr(graph, "checkpointer", None), BaseCheckpointSaver):
         snapshot = await graph.aget_state(config)
-        return (snapshot.values or {}).get("user") if snapshot else None
+        return dict(snapshot.values or {}) if snapshot else {}
     found = await saver.aget_tuple(config)
-    return found.checkpoint["channel_values"].get("user") if found else None
+    return dict(found.checkpoint["channel_values"]) if found else {}
+
+
+async def _from_checkpoint(graph: Any, thread: str) -> str | None:
+    """The user of the thread's latest checkpoint (None: no such thread)."""
+    return (await latest_values(graph, thread)).get("user")
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 async def owner_of(graph: Any, redis: Any, thread: str, user: str) -> str | None:
@@ -44,7 +53,7 @@ async def owner_of(graph: Any, redis: Any, thread: str, user: str) -> str | None
         return await _from_checkpoint(graph, thread)
     try:
         if (owner := await redis.get(_key(thread))) is not None:
-            return owner.decode() if isinstance(owner, bytes) else str(owner)
+            return _text(owner)
     except RedisError as exc:
         log.warning("thread owner record unavailable (%s): reading the checkpoint", type(exc).__name__)
         return await _from_checkpoint(graph, thread)
@@ -60,7 +69,7 @@ async def claim(redis: Any, thread: str, user: str) -> str:
         if await redis.set(_key(thread), user, nx=True, ex=TTL_S):
             return user
         owner = await redis.get(_key(thread))  # another first turn got there first
-        return owner.decode() if isinstance(owner, bytes) else str(owner or user)
+        return _text(owner or user)
     except RedisError:
         return user  # the checkpoint read found no other owner; without Redis, as before records existed
 
