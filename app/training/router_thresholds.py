@@ -6,6 +6,7 @@ error).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,28 +209,42 @@ def strictest(*chosen: dict[str, float]) -> dict[str, float]:
     return {g: max(c[g] for c in chosen if g in c) for g in sorted({g for c in chosen for g in c})}
 
 
-def _family_choice(dev: list[Outcome], val: list[Outcome], fam: str,
-                   floor: float) -> tuple[int, dict[str, float]]:
+def _family_choice(dev: list[Outcome], val: list[Outcome], fam: str, floor: float, count_val: bool = True,
+                   covered: Sequence[bool] | None = None) -> tuple[tuple[int, int], dict[str, float]]:
     """One family's thresholds over one support floor: the stricter of what dev and the public val splits
-    allow, and how many right shortcuts of that family they give on both.
+    allow, and what they give: (right shortcuts of that family on dev that `covered` does not mark, right shortcuts
+    on dev and, with `count_val`, on val).
     """
-    def mine(results: list[Outcome]) -> list[Outcome]:
-        return [r for r in results if family_of(group_of(r.top)) == fam]
-
-    dev_f, val_f = mine(dev), mine(val)
+    cover = list(covered) if covered is not None else [False] * len(dev)
+    dev_c = [(r, c) for r, c in zip(dev, cover, strict=True) if family_of(group_of(r.top)) == fam]
+    dev_f, val_f = [r for r, _ in dev_c], [r for r in val if family_of(group_of(r.top)) == fam]
     on_val = choose_thresholds(val_f, floor, FAMILY_WRONG_RATE, VAL_WRONG_PER_FAMILY)
     th = strictest(choose_thresholds(dev_f, floor, FAMILY_WRONG_RATE),
                    {g: t for g, t in on_val.items() if g not in NO_SHORTCUT})
     floors = dict.fromkeys(th, floor)
-    right = sum(takes_shortcut(r.top, r.confidence, r.support, th, floors) and r.right for r in [*dev_f, *val_f])
-    return right, th
+
+    def right(r: Outcome) -> bool:
+        return takes_shortcut(r.top, r.confidence, r.support, th, floors) and r.right
+
+    added = sum(right(r) for r, c in dev_c if not c) if covered is not None else 0
+    return (added, sum(map(right, [*dev_f, *val_f] if count_val else dev_f))), th
 
 
-def choose_floor_and_thresholds(dev: list[Outcome], val: list[Outcome]) -> tuple[dict[str, float], dict[str, float],
-                                                                                dict[str, dict[str, Any]]]:
+def choose_floor_and_thresholds(dev: list[Outcome], val: list[Outcome], count_val: bool = True,
+                                covered: Sequence[bool] | None = None
+                                ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, Any]]]:
     """Per threshold family, the support floor and thresholds that give it the most right shortcuts on dev + public
     val, with its wrong shortcuts under `FAMILY_WRONG_RATE` (a tie goes to the higher floor: the same validation
     figures, and less reach far from the training data). Returns per route group (floors, thresholds, stats).
+
+    `count_val=False`: the right shortcuts are counted on dev alone, for a router that reads only questions like
+    dev's (the other languages' routers never read the English and public val queries); val's wrong shortcuts bound
+    the thresholds all the same.
+
+    `covered` (one flag per dev item): for a first reader, the dev items the reader after it takes right when this
+    one steps aside. The floor then gives the two together the most right shortcuts (the dev items this one adds),
+    and of those, this one the most (each is answered sooner). Counted on its own, the first reader over USE took
+    the questions the pair is surest of and dropped those only it was sure of: on dev, 3% fewer shortcuts in turn.
 
     One floor for every route held the tool intents to what the handbook's paraphrases allow: with a floor per
     family the shipped encoder's dev coverage went from 80.8% to 84.0% at the same wrong shortcuts (docs/routing.md).
@@ -237,7 +252,8 @@ def choose_floor_and_thresholds(dev: list[Outcome], val: list[Outcome]) -> tuple
     floors: dict[str, float] = {}
     thresholds: dict[str, float] = {}
     for fam in sorted({family_of(group_of(r.top)) for r in [*dev, *val]}):
-        best = max(((*_family_choice(dev, val, fam, f), f) for f in SUPPORT_GRID), key=lambda c: (c[0], c[2]))
+        best = max(((*_family_choice(dev, val, fam, f, count_val, covered), f) for f in SUPPORT_GRID),
+                   key=lambda c: (*c[0], c[2]))
         _, th, f = best
         thresholds.update(th)
         floors.update(dict.fromkeys(th, f))

@@ -72,3 +72,33 @@ def test_each_family_gets_the_support_floor_that_keeps_its_own_far_off_queries_o
     floors, th, stats = choose_floor_and_thresholds(dev, val)
     assert floors["salary"] > 0.7 and floors["handbook"] <= 0.4
     assert stats["dev"]["coverage"] >= 0.95 and stats["val"]["wrong"] == 0 and stats["val"]["shortcuts"] >= 9
+
+
+def test_a_router_that_reads_only_dev_like_questions_gets_the_floor_that_serves_them():
+    # The other languages' router: most of its dev questions sit 0.6-0.7 from their training examples, the English
+    # val questions (which it never reads) nearer. Counted on val too, the floor that suits val wins; counted on dev
+    # alone, the lower one, with val's far-off wrong reads still holding the threshold over all but the few allowed.
+    dev = [*(Outcome("faq:payday", "faq:payday", 0.9999, 0.62 + i * 0.005) for i in range(10)),
+           *(Outcome("faq:payday", "faq:payday", 0.98, 0.85) for _ in range(5))]
+    val = [*(Outcome("faq:payday", "faq:payday", 0.985 - i * 0.001, 0.8) for i in range(20)),
+           *(Outcome("other", "faq:payday", 0.9994 - i * 0.0001, 0.61) for i in range(5))]
+    pooled, _, _ = choose_floor_and_thresholds(dev, val)
+    floors, th, stats = choose_floor_and_thresholds(dev, val, count_val=False)
+    assert pooled["faq"] >= 0.7 and floors["faq"] == 0.6
+    assert stats["dev"]["shortcuts"] == 10 and stats["dev"]["wrong"] == 0 and stats["val"]["wrong"] <= 3
+    assert th["faq"] > 0.999
+
+
+def test_a_first_reader_takes_what_the_reader_after_it_would_not():
+    # Near their training examples and read with middling confidence: only this reader would take these five.
+    # Far off and read with near certainty: ten the reader after it takes right anyway. Counted alone, this
+    # reader would choose the ten (the low floor); in turn with the next reader, the five it adds.
+    mine = [Outcome("salary", "salary", 0.7, 0.9) for _ in range(5)]
+    theirs = [Outcome("salary", "salary", 0.999, 0.55) for _ in range(10)]
+    wrong = [Outcome("other", "salary", 0.75, 0.55) for _ in range(2)]
+    dev = [*mine, *theirs, *wrong]
+    alone, _, _ = choose_floor_and_thresholds(dev, [], count_val=False)
+    floors, th, stats = choose_floor_and_thresholds(dev, [], count_val=False, covered=[False] * 5 + [True] * 10 +
+                                                    [False] * 2)
+    assert alone["salary"] <= 0.5 and floors["salary"] >= 0.6
+    assert th["salary"] <= 0.7 and stats["dev"]["shortcuts"] == 5 and stats["dev"]["wrong"] == 0
