@@ -57,10 +57,7 @@ async def owner_of(graph: Any, redis: Any, thread: str, user: str) -> str | None
     except RedisError as exc:
         log.warning("thread owner record unavailable (%s): reading the checkpoint", type(exc).__name__)
         return await _from_checkpoint(graph, thread)
-    owner = await _from_checkpoint(graph, thread)
-    if owner not in (None, user):
-        return await _remember(redis, thread, owner)
-    return await claim(redis, thread, user)
+    return await claim(redis, thread, await _from_checkpoint(graph, thread) or user)  # written back, or a new thread
 
 
 async def claim(redis: Any, thread: str, user: str) -> str:
@@ -71,12 +68,5 @@ async def claim(redis: Any, thread: str, user: str) -> str:
         owner = await redis.get(_key(thread))  # another first turn got there first
         return _text(owner or user)
     except RedisError:
-        return user  # the checkpoint read found no other owner; without Redis, as before records existed
+        return user  # without Redis, the owner as the caller read it (the checkpoint, or a new thread)
 
-
-async def _remember(redis: Any, thread: str, owner: str) -> str:
-    try:
-        await redis.set(_key(thread), owner, nx=True, ex=TTL_S)
-    except RedisError:
-        pass
-    return owner

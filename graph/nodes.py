@@ -271,9 +271,7 @@ class Nodes:
 
     @timed
     async def refuse(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Bad input, someone else's data, an unknown caller or another language: the reason in one sentence
-        (the deciding node named it), streamed and recorded.
-        """
+        """Bad input, someone else's data, an unknown caller or another language: the deciding node's reason."""
         emit_chunked(state["answer"])
         return {"messages": [AIMessage(state["answer"])]}
 

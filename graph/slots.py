@@ -106,10 +106,10 @@ def leave_types_named(text: str) -> list[str]:
     names the caller's partner leave, not maternity leave).
     """
     spans = {kind: [m.span() for m in LEAVE_PATTERNS[kind].finditer(text)] for kind in LEAVE_PRIORITY}
-    longer = [(b, kind) for kind, bs in spans.items() for b in bs]
+    found = [(b, kind) for kind, bs in spans.items() for b in bs]
 
     def within_longer(a: tuple[int, int], kind: str) -> bool:  # "产假" (maternity) inside "陪产假" (paternity)
-        return any(k != kind and b[0] <= a[0] and a[1] <= b[1] and b[1] - b[0] > a[1] - a[0] for b, k in longer)
+        return any(k != kind and b[0] <= a[0] and a[1] <= b[1] and b[1] - b[0] > a[1] - a[0] for b, k in found)
 
     named = [kind for kind in LEAVE_PRIORITY if any(not within_longer(a, kind) for a in spans[kind])]
     if _PARTNER_BIRTH.search(text):

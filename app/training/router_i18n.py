@@ -118,9 +118,14 @@ def fingerprint(encoder: str) -> str:
     return h.hexdigest()[:16]
 
 
+def _reader(encoder: str, before: str | None) -> str:
+    """What a trained model is keyed by: its encoder, and the reader after it for a first reader."""
+    return encoder + (f">{before}" if before else "")
+
+
 def model_dir(settings: Settings, encoder: str | None = None, before: str | None = None) -> Path:
     """Cache folder of the trained multilingual router (one per encoder choice, and per reader it reads before)."""
-    name = (encoder or settings.multilingual_encoder) + (f">{before}" if before else "")
+    name = _reader(encoder or settings.multilingual_encoder, before)
     slug = name.replace(">", "-before-").replace("+", "-")
     return settings.cache_dir / "models" / f"router-i18n-{slug}-{fingerprint(name)}"
 
@@ -198,7 +203,7 @@ def train(settings: Settings | None = None, encoder: str | None = None, before: 
         log.info("training the multilingual router over %s: no cached model for this data", encoder)
     covered = taken_right(train(settings, before), load_multilingual(before)) if before else None
     model = fit(load_multilingual(encoder), covered)
-    model.meta["fingerprint"] = fingerprint(encoder + (f">{before}" if before else ""))
+    model.meta["fingerprint"] = fingerprint(_reader(encoder, before))
     model.save(folder)
     return model
 
