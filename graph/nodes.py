@@ -43,10 +43,12 @@ class Nodes:
     async def route_question(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Start the turn (read the new question, pin who is asking, reset the per-turn fields) and let the
         learned router decide the path. It writes nothing: the node its edge leads to does. The last turn's
-        next-turn offers are read from Redis while the question is embedded.
+        next-turn offers are read from Redis while the question is embedded; a conversation's first question has
+        no last turn, and its answer does not wait for that read.
         """
         ctx = context_of(runtime)
-        offers = asyncio.ensure_future(self.next_turn.collect(thread)) if (thread := thread_of()) else None
+        earlier = len(state.get("messages") or []) > 1  # the question is the last message: any other is a turn's
+        offers = asyncio.ensure_future(self.next_turn.collect(thread)) if earlier and (thread := thread_of()) else None
         try:
             fresh, problem = new_turn(state, ctx.max_question_chars, ctx.language)
             update = ({"route": "invalid", "answer": problem} if problem is not None

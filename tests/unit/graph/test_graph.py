@@ -212,6 +212,24 @@ async def test_follow_up_uses_the_conversation(graph_for):
     assert len(final["messages"]) == 4  # history kept by the checkpointer
 
 
+async def test_only_a_conversation_with_an_earlier_turn_collects_what_that_turn_prefetched(graph_for, monkeypatch):
+    from graph.next_turn import NextTurn
+
+    collected = []
+    real = NextTurn.collect
+
+    async def collect(self, thread):
+        collected.append(thread)
+        return await real(self, thread)
+
+    monkeypatch.setattr(NextTurn, "collect", collect)
+    graph = graph_for(make_deps())
+    await ask(graph, "When is payday?", thread="new")
+    assert collected == []  # nothing can have been offered to a conversation's first question
+    final, _ = await ask(graph, "How do I reset my password?", thread="new")
+    assert collected == ["new"] and final["next_turn"]["wasted"] == 0
+
+
 async def test_every_node_reports_its_duration(graph_for, monkeypatch):
     now = [0.0]  # the nodes' clock (graph/kit.py:timed); only the backend moves it
     monkeypatch.setattr(kit, "time", SimpleNamespace(perf_counter=lambda: now[0]))
