@@ -54,7 +54,8 @@ def router_encoder(deps: Deps) -> Embedder:
     return own.embedder if isinstance(own, EmbeddingMemo) else deps.embedder
 
 
-async def _embedding_ms(deps: Deps, question: str) -> float:
+async def embedding_ms(deps: Deps, question: str) -> float:
+    """The FAQ floor: the question's embedding on the router's encoder, as a turn runs it, and its scoring."""
     encoder = router_encoder(deps)
     t0 = time.perf_counter()
     vec = (await encoder.submit([question]))[0]  # the encoder as the turn runs it, without the memo
@@ -106,7 +107,7 @@ async def floor_ms(deps: Deps, row: dict[str, Any], user: str, llm_url: str, mod
     tools = [t for t in row.get("tools") or [] if t.get("ok")]
     try:
         if kind == "faq":
-            return kind, await _embedding_ms(deps, row["q"])
+            return kind, await embedding_ms(deps, row["q"])
         if kind == "cache_hit":
             return kind, await _cache_read_ms(deps, row["q"], tools, user)
         if kind == "template":

@@ -118,6 +118,12 @@ def table(s: dict[str, Any]) -> str:
     if "router_decision_p95_ms" in s["probes"]:
         lines.append(f"router decision p50/p95 {_fmt(s['probes']['router_decision_p50_ms'], 1)}/"
                      f"{_fmt(s['probes']['router_decision_p95_ms'], 1)} ms (embedding included)")
+    if "framework_faq_over_floor_p50" in p:
+        lines.append(f"FAQ first text over its floor, alternating in one probe: the desk "
+                     f"{_fmt(p['desk_faq_over_floor_p50'], 2)}x / {_fmt(p['desk_faq_over_floor_p95'], 2)}x, the least "
+                     f"LangGraph turn (two bare steps, same encoder and checkpointer) "
+                     f"{_fmt(p['framework_faq_over_floor_p50'], 2)}x / {_fmt(p['framework_faq_over_floor_p95'], 2)}x "
+                     f"(p50 / p95)")
     lines.append(f"\nFAQ route p95 {_fmt(s['faq_route_p95_ms'], 1)} ms; "
                  f"cache hit p95 {_fmt(s['cache']['hit_ms_p95'], 1)} ms;"
                  f" two-tool stage / slower tool {_fmt(p['stage_over_slower_tool'], 2)}; warm/cold prefix TTFT "
