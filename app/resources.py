@@ -140,7 +140,7 @@ def checkpointer(settings: Settings) -> Any:
             raise SystemExit("DATABASE_URL points at Postgres: install the extra with "
                              "`.venv/bin/pip install -e '.[postgres]'`") from exc
         return _postgres_saver(AsyncPostgresSaver, url)
-    return _sqlite_saver(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
+    return sqlite_saver(url.removeprefix("sqlite:///") or str(settings.checkpoint_db))
 
 
 def serializer() -> JsonPlusSerializer:
@@ -152,7 +152,7 @@ def serializer() -> JsonPlusSerializer:
 
 
 @asynccontextmanager
-async def _sqlite_saver(path: str) -> AsyncIterator[Any]:
+async def sqlite_saver(path: str) -> AsyncIterator[Any]:
     """LangGraph's SQLite checkpointer on one connection, as `AsyncSqliteSaver.from_conn_string` opens it."""
     async with aiosqlite.connect(path) as conn:
         yield AsyncSqliteSaver(conn, serde=serializer())

@@ -16,7 +16,6 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from app.bench import floors, metrics, quiet
 from app.bench.baseline import build_plain_agent, run_create_agent
@@ -24,6 +23,7 @@ from app.bench.items import Item
 from app.bench.metrics import GC_PAUSES
 from app.bench.sessions import interleaved, training_sessions
 from app.bench.workload import TODAY
+from app.resources import sqlite_saver
 from app.settings import get_settings
 from app.turn import run_turn
 from graph.context import Context
@@ -156,9 +156,10 @@ async def finish(runner: Runner, i: int, earlier: Probed) -> None:
 @asynccontextmanager
 async def conversation_store() -> AsyncIterator[Any]:
     """The conversations' store as the app keeps them (app/resources.py: SQLite, read once per turn on the event
-    loop's thread), in a file of the run's own. Kept in memory instead, every conversation of the run would be
-    part of the process's heap, which the app's is not: its garbage collections grew with the run.
+    loop's thread, with the app's serializer), in a file of the run's own. Kept in memory instead, every
+    conversation of the run would be part of the process's heap, which the app's is not: its garbage collections
+    grew with the run.
     """
     with tempfile.TemporaryDirectory(prefix="helpdesk-bench-") as tmp:
-        async with AsyncSqliteSaver.from_conn_string(str(Path(tmp) / "checkpoints.sqlite")) as saver:
+        async with sqlite_saver(str(Path(tmp) / "checkpoints.sqlite")) as saver:
             yield saver
