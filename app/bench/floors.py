@@ -78,7 +78,7 @@ async def _backend_ms(deps: Deps, tools: list[dict[str, Any]]) -> float:
     return total
 
 
-async def _cache_read_ms(deps: Deps, question: str, tools: list[dict[str, Any]], user: str) -> float:
+async def cache_read_ms(deps: Deps, question: str, tools: list[dict[str, Any]], user: str) -> float:
     """Embedding plus reading each cached result (one Redis round trip each, at once)."""
     encoder = router_encoder(deps)
     t0 = time.perf_counter()
@@ -109,7 +109,7 @@ async def floor_ms(deps: Deps, row: dict[str, Any], user: str, llm_url: str, mod
         if kind == "faq":
             return kind, await embedding_ms(deps, row["q"])
         if kind == "cache_hit":
-            return kind, await _cache_read_ms(deps, row["q"], tools, user)
+            return kind, await cache_read_ms(deps, row["q"], tools, user)
         if kind == "template":
             return kind, await _backend_ms(deps, [t for t in tools if t["cache"] != "hit"])
         return kind, await _llm_ms(llm_url, model, row["q"], row.get("answer") or "")

@@ -118,12 +118,14 @@ def table(s: dict[str, Any]) -> str:
     if "router_decision_p95_ms" in s["probes"]:
         lines.append(f"router decision p50/p95 {_fmt(s['probes']['router_decision_p50_ms'], 1)}/"
                      f"{_fmt(s['probes']['router_decision_p95_ms'], 1)} ms (embedding included)")
-    if "framework_faq_over_floor_p50" in p:
-        lines.append(f"FAQ first text over its floor, alternating in one probe: the desk "
-                     f"{_fmt(p['desk_faq_over_floor_p50'], 2)}x / {_fmt(p['desk_faq_over_floor_p95'], 2)}x, the least "
-                     f"LangGraph turn (two bare steps, same encoder and checkpointer) "
-                     f"{_fmt(p['framework_faq_over_floor_p50'], 2)}x / {_fmt(p['framework_faq_over_floor_p95'], 2)}x "
-                     f"(p50 / p95)")
+    if "framework" in s:  # app/bench/framework.py
+        f = s["framework"]
+        lines.append("\n| first text over floor, one probe (p50 / p95) | the desk | bare LangGraph steps |"
+                     "\n|---|---|---|")
+        for kind in ("faq", "cache_hit"):
+            desk, bare = (f"{_fmt(f[f'{who}_{kind}_over_floor_p50'], 2)}x / "
+                          f"{_fmt(f[f'{who}_{kind}_over_floor_p95'], 2)}x" for who in ("desk", "framework"))
+            lines.append(f"| {kind} | {desk} | {bare} |")
     lines.append(f"\nFAQ route p95 {_fmt(s['faq_route_p95_ms'], 1)} ms; "
                  f"cache hit p95 {_fmt(s['cache']['hit_ms_p95'], 1)} ms;"
                  f" two-tool stage / slower tool {_fmt(p['stage_over_slower_tool'], 2)}; warm/cold prefix TTFT "

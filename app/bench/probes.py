@@ -1,31 +1,20 @@
 """Focused measurements the targets name: vLLM prefix-cache hit rate and warm vs cold time to first
-token, the two-tool fan-out against the slower tool, the router's decision time, and the least first text a
-LangGraph graph allows an FAQ answer on this machine (`framework_floor`).
+token, the two-tool fan-out against the slower tool, and the router's decision time.
 """
 
 from __future__ import annotations
 
-import asyncio
-import math
 import re
-import statistics
 import time
 import uuid
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, TypedDict
 
 import httpx
-from langchain_core.messages import HumanMessage
-from langgraph.config import get_stream_writer
-from langgraph.graph import END, START, StateGraph
 
-from app.bench.floors import embedding_ms, router_encoder
-from app.turn import run_turn
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import run_plan
-from graph.graph import Desk
 from graph.prompts import ANSWER_SYSTEM, PLANNER_SYSTEM
 from graph.state import ToolCall
 
@@ -85,78 +74,6 @@ async def fan_out(deps: Deps, repeats: int = 3) -> dict[str, float]:
     return {"stage_over_slower_tool": sorted(ratios)[len(ratios) // 2]}
 
 
-class _Bare(TypedDict, total=False):
-    messages: list[Any]
-    route: str
-
-
-async def framework_floor(desk: Desk, ctx: Context, questions: list[str], rounds: int = 10) -> dict[str, float]:
-    """FAQ first text over its floor, for the desk and for the least FAQ turn a LangGraph graph allows here, in
-    the same run: each question in turn through both (which goes first alternates), each followed by its floor.
-
-    The bare graph has the desk's two FAQ steps and nothing else: `route_question` awaits the question's embedding
-    (started before the graph runs, on the router's encoder thread, as a turn starts it) and scores it;
-    `answer_faq` sends one custom event. Same checkpointer, stream modes and durability as a turn. What it takes
-    over the floor (the same embedding and scoring alone, `floors.embedding_ms`) is what LangGraph and this
-    machine's cores cost any implementation that writes the answer in a node and streams it through LangGraph.
-    Each measurement follows 10 ms of idle, as a turn that arrives on its own does.
-    """
-    deps = desk.deps
-    encoder, model = router_encoder(deps), deps.router.model
-    pending: dict[str, Any] = {}
-
-    async def route_question(state: _Bare) -> dict[str, Any]:
-        model.score((await pending.pop("vec"))[0])
-        return {"route": "faq"}
-
-    async def answer_faq(state: _Bare) -> dict[str, Any]:
-        get_stream_writer()({"answer_delta": "."})
-        return {}
-
-    builder = StateGraph(_Bare)
-    builder.add_node("route_question", route_question)
-    builder.add_node("answer_faq", answer_faq)
-    builder.add_edge(START, "route_question")
-    builder.add_edge("route_question", "answer_faq")
-    builder.add_edge("answer_faq", END)
-    bare = builder.compile(checkpointer=desk.graph.checkpointer, name="framework_floor")
-
-    async def bare_turn(question: str) -> float | None:
-        t0 = time.perf_counter()
-        pending["vec"] = encoder.submit([question])
-        first = None
-        async for mode, _ in bare.astream({"messages": [HumanMessage(question)]},
-                                          {"configurable": {"thread_id": uuid.uuid4().hex}},
-                                          stream_mode=["custom", "updates", "values"], durability="exit"):
-            if mode == "custom" and first is None:
-                first = (time.perf_counter() - t0) * 1000
-        return first
-
-    async def desk_turn(question: str) -> float | None:
-        desk.forget_embedding(question)
-        row = await run_turn(desk, question, "E1001", None, ctx)
-        return row["ttft_ms"] if row["route"] == "faq" else None  # only FAQ answers are read against this floor
-
-    ratios: dict[str, list[float]] = {"framework": [], "desk": []}
-    for rnd in range(rounds + 1):  # round 0 warms both up
-        for i, q in enumerate(questions):
-            turns = [("framework", bare_turn), ("desk", desk_turn)]
-            for name, turn in turns if (rnd + i) % 2 else reversed(turns):
-                await asyncio.sleep(0.01)
-                first = await turn(q)
-                await asyncio.sleep(0.01)
-                floor = await embedding_ms(deps, q)
-                if rnd and first is not None:
-                    ratios[name].append(first / floor)
-    out: dict[str, float] = {}
-    for name, rs in ratios.items():
-        rs.sort()
-        out |= {f"{name}_faq_over_floor_p50": statistics.median(rs) if rs else math.nan,
-                f"{name}_faq_over_floor_p95": rs[int(0.95 * (len(rs) - 1))] if rs else math.nan,
-                f"{name}_faq_turns": len(rs)}
-    return out
-
-
 class _Sink(BaseHTTPRequestHandler):
     """Accepts anything (stands in for a LangSmith endpoint during the overhead probe)."""
 
@@ -198,6 +115,7 @@ async def tracing_overhead(graph: object, questions: list[tuple[str, str]], reps
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from opentelemetry.trace import NoOpTracer
 
+    from app.turn import run_turn
     from graph import tracing
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)

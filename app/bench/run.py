@@ -18,7 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from app.bench import coldstart, floors, metrics, plots, probes
+from app.bench import coldstart, floors, framework, metrics, plots, probes
 from app.bench.items import Item
 from app.bench.metrics import GC_PAUSES
 from app.bench.runner import Runner, conversation_store, finish, run_item
@@ -198,11 +198,12 @@ async def _main(saver: Any, quick: bool, out: str, load_sessions: int, repeats: 
                                                                            by_item["optimized"])
 
     # Probes and load.
-    faq_questions = list(dict.fromkeys(r["q"] for r in opt_rows if r["route"] == "faq"))[:8]
     summary["probes"] = {**probes.prefix_ttft(settings.llm_url, settings.vllm_model),
-                         **await probes.fan_out(deps), **router_probe,
-                         **await probes.framework_floor(runner.graph("optimized"), Context(today=TODAY.isoformat()),
-                                                        faq_questions, rounds=5 if quick else 10)}
+                         **await probes.fan_out(deps), **router_probe}
+    cached = [(r["q"], r["user"], r["tools"]) for r in opt_rows if floors.kind_of(r) == "cache_hit"]
+    summary["framework"] = await framework.framework_floor(
+        runner.graph("optimized"), Context(today=TODAY.isoformat()),
+        list(dict.fromkeys(r["q"] for r in opt_rows if r["route"] == "faq"))[:8], cached[:8], rounds=5 if quick else 10)
     traced = [("When do we get paid?", "E1001"), ("How many leave days do I have left?", "E1002"),
               ("What is the hotel limit in Paris?", "E1003")]
     tr = await probes.tracing_overhead(runner.graph("optimized"), traced, reps=3 if quick else 8)

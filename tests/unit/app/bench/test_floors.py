@@ -118,28 +118,3 @@ def test_the_budget_names_the_turns_furthest_over_their_floor_and_their_waits():
     assert b["slowest"][0]["queued_ms"] == 5.5
     assert b["queued_ms_p95"] == pytest.approx(4.705)  # a row that did not say counts as no wait
 
-
-async def test_the_framework_probe_reads_the_desk_and_a_bare_graph_against_the_same_floor():
-    """Both FAQ turns wait for the same 20 ms embedding their floor takes: neither is under it, and the bare
-    two-step graph adds only LangGraph's steps.
-    """
-    import time
-
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    from app.bench.probes import framework_floor
-    from graph.context import Context
-    from graph.graph import build_desk
-    from tests.unit.conftest import FakeEmbedder, make_deps
-
-    class SlowEncoder(FakeEmbedder):
-        def run(self, fn, *args):
-            return asyncio.get_running_loop().run_in_executor(None, lambda: (time.sleep(0.02), fn(*args))[1])
-
-    deps = make_deps()
-    deps.embedder.__class__ = SlowEncoder
-    desk = build_desk(deps, InMemorySaver())
-    out = await framework_floor(desk, Context(today="2026-11-29"), ["When is payday?"], rounds=2)
-    assert out["desk_faq_turns"] == out["framework_faq_turns"] == 2
-    assert 1.0 <= out["framework_faq_over_floor_p50"] < 1.5
-    assert out["desk_faq_over_floor_p50"] >= 1.0
