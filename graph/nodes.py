@@ -20,7 +20,7 @@ from graph.paths import ROUTE_OF, AnsweredBy, Route
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import closest_faq, faq_answer, not_in_handbook, out_of_scope, refusal, unknown_employee
-from graph.slots import reusable
+from graph.slots import FORECASTS, reusable
 from graph.state import Part, State, pinned_profile
 from graph.template_plan import plan_template, reading_plan, slots_of, update_of, wants_search_embedding
 from graph.tracing import annotate
@@ -88,7 +88,8 @@ class Nodes:
         update: dict[str, Any] = {"profile": profile}
         if d.path == "refuse":
             return self._route(update, ROUTE_OF[d.path], refusal(question, user, lang))
-        previous = reusable(state.get("last_slots") or {}, question, d.label == "follow_up")
+        forecast = d.label in FORECASTS and bool(FORECASTS & set(state.get("last_intents") or []))
+        previous = reusable(state.get("last_slots") or {}, question, d.label == "follow_up", forecast)
         slots = await slots_of(self.deps, d, question, profile, previous, ctx, lang)
         update["slots"] = slots
         if d.path == "template":

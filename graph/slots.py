@@ -72,8 +72,20 @@ def _spelled_right(low: str) -> str | None:
     return close[0] if close and close[0][0] == low[0] else None
 
 
-def city_slot(text: str) -> str | None:
-    """A city named in the question: from the gazetteer, or a capitalized place after in/at/for."""
+# A place after the words that say where in the desk's other languages ("à Lyon", "en Sevilla", "a Napoli", "em São
+# Paulo", "naar Rotterdam"): capitalized mid-sentence, it is a name. German capitalizes every noun ("nach Hause"), so
+# German keeps the English "in".
+_IN_PLACE_LOCAL = re.compile(
+    r"\b(?:à|a|au|aux|ad|en|em|no|na|in|per|para|pra|pro|sur|vers|verso|hacia|naar|te)\s+"
+    r"((?:[A-ZÀ-Þ][^\W\d_]+)(?:[ -](?:(?:de|do|da|del|di|la|los|las|le)\s)?[A-ZÀ-Þ][^\W\d_]+)?)")
+_NOT_PLACES_LOCAL = {"Natale", "Noël", "Navidad", "Natal", "Pasqua", "Pâques", "Pascua", "Páscoa", "Kerst", "Pasen",
+                     "Capodanno", "Ferragosto", "Carnaval", "Carnevale", "Toussaint"}
+
+
+def city_slot(text: str, lang: str = "en") -> str | None:
+    """A city named in the question: from the gazetteer, or a capitalized place after a word that says where
+    (in/at/for in English; à, en, a, em, naar... in the other languages), in the letters the weather tool takes.
+    """
     m = CITY_PATTERN.search(text)
     if m:
         return next(c for c in CITIES if c.lower() == m.group(0).lower())
@@ -82,7 +94,20 @@ def city_slot(text: str) -> str | None:
     for cand in _IN_PLACE.findall(text):
         if cand.split()[0] not in _NOT_PLACES:
             return cand
+    if lang not in ("en", "de", "zh"):
+        for cand in _IN_PLACE_LOCAL.findall(text):
+            first = cand.split()[0]
+            if first not in _NOT_PLACES_LOCAL and first.lower() not in times_local.calendar_words(lang):
+                return _unaccented(cand)
     return None
+
+
+def _unaccented(name: str) -> str:
+    """A place name in the letters the weather tool takes ("São Paulo" -> "Sao Paulo")."""
+    import unicodedata
+
+    plain = unicodedata.normalize("NFKD", name.replace("ß", "ss"))
+    return "".join(ch for ch in plain if not unicodedata.combining(ch))
 
 
 LEAVE_MIN_SIMILARITY = 0.4  # below this a question is about leave in general, not one type
@@ -97,7 +122,21 @@ def leave_type_slot(text: str) -> str | None:
 # The one giving birth is the caller's partner ("my wife is due in June", "my girlfriend is pregnant"): the birth
 # words describe her, and the caller's own leave is partner (paternity) leave.
 _PARTNER_BIRTH = re.compile(r"\b(?:my|our)\s+(?:wife|girlfriend|partner|fianc[eé]e?|spouse)(?:'s)?\b[^.?!]{0,40}?"
-                            r"\b(?:due|pregnan\w*|expecting|giv(?:e|ing) birth|gave birth|having (?:a|our) baby)\b",
+                            r"\b(?:due|pregnan\w*|expecting|giv(?:e|ing) birth|gave birth|having (?:a|our) baby)\b"
+                            # the same in the desk's other languages: "meine Frau ist schwanger", "我老婆怀孕了"
+                            r"|\b(?:meine|unsere)\s+(?:frau|ehefrau|freundin|partnerin|verlobte)\b[^.?!]{0,40}?"
+                            r"\b(?:schwanger\w*|entbind\w*|bekommt ein|erwartet ein)"
+                            r"|\b(?:ma|notre)\s+(?:femme|épouse|compagne|copine|conjointe|fiancée)\b[^.?!]{0,40}?"
+                            r"\b(?:enceinte|accouch\w*|attend un bébé)"
+                            r"|\b(?:mi|nuestra)\s+(?:mujer|esposa|pareja|novia)\b[^.?!]{0,40}?"
+                            r"\b(?:embarazada|da a luz|dar a luz|sale de cuentas)"
+                            r"|\b(?:mia|nostra)\s+(?:moglie|compagna|ragazza|fidanzata)\b[^.?!]{0,40}?"
+                            r"\b(?:incinta|partori\w*|aspetta un)"
+                            r"|\b(?:mijn|onze)\s+(?:vrouw|vriendin|partner|echtgenote)\b[^.?!]{0,40}?"
+                            r"\b(?:zwanger|bevalt|bevallen|uitgerekend)"
+                            r"|\b(?:minha|nossa)\s+(?:mulher|esposa|namorada|companheira|parceira)\b[^.?!]{0,40}?"
+                            r"\b(?:grávida|gravida|dar à luz|vai ter (?:o|um) bebé|vai ter (?:o|um) bebê)"
+                            r"|(?:老婆|妻子|爱人|太太|媳妇|女朋友)[^。？！?!]{0,20}?(?:怀孕|怀了|要生|生孩子|预产期)",
                             re.IGNORECASE)
 
 
@@ -198,11 +237,19 @@ def refers_back(text: str) -> set[str]:
     return found | ({"city"} if _BACK_PLACE.search(text) else set())
 
 
-def reusable(previous: dict[str, Any], question: str, follow_up: bool) -> dict[str, Any]:
+FORECASTS = frozenset({"weather", "weather_clothing"})
+
+
+def reusable(previous: dict[str, Any], question: str, follow_up: bool, same_forecast: bool = False) -> dict[str, Any]:
     """The conversation's last slots this question may reuse: all of them for a follow-up ("and in March?"),
-    only those it points back to for a new request ("my pay that month").
+    only those it points back to for a new request ("my pay that month"). A forecast question right after a
+    forecast (`same_forecast`: "should I bring a raincoat then?", "moet ik dan een regenjas aan?") is about the
+    same place and day, unless it names its own.
     """
-    return dict(previous) if follow_up else {k: v for k, v in previous.items() if k in refers_back(question)}
+    if follow_up:
+        return dict(previous)
+    back = refers_back(question) | ({"city", "date"} if same_forecast else set())
+    return {k: v for k, v in previous.items() if k in back}
 
 
 def fill_slots(text: str, today: date, profile: dict, previous: dict | None = None, lang: str = "en") -> dict[str, Any]:
@@ -233,7 +280,7 @@ def fill_slots(text: str, today: date, profile: dict, previous: dict | None = No
     for name, value in (("month", None if timeless else next(iter(times.months), None)),
                         ("date", None if times.unread else date_slot(spelled, today) if english
                          else times_local.date_slot(text, today, lang)),
-                        ("city", city_slot(spelled)), ("leave_type", leave_type_slot(text))):
+                        ("city", city_slot(spelled, lang)), ("leave_type", leave_type_slot(text))):
         if value is not None:
             slots[name], sources[name] = value, "question"
         elif name in previous and not (timeless and name in ("month", "date")):

@@ -32,9 +32,9 @@ LEAVE_SYNONYMS: dict[str, tuple[str, ...]] = {
 # what a question asks; these say which leave it names). Chinese words match inside a sentence, the rest as words.
 LOCAL_LEAVE_WORDS: dict[str, tuple[str, ...]] = {
     "annual": ("年假", "年休假", "带薪假", "休假天数", "urlaub*", "jahresurlaub", "urlaubstag*", "urlaubsanspruch",
-               "congé*", "conge*", "congés payés", "conges payes", "vacances", "vacaciones", "días de vacaciones",
-               "ferie", "giorni di ferie", "verlof", "vakantie*", "vakantiedag*", "férias", "ferias",
-               "dias de férias"),
+               "congé", "congés", "conge", "conges", "congés payés", "conges payes", "vacances", "vacaciones",
+               "días de vacaciones", "ferie", "giorni di ferie", "verlof", "vakantie*", "vakantiedag*", "férias",
+               "ferias", "dias de férias"),
     "sick": ("病假", "生病", "krank*", "krankenstand", "arbeitsunfähig*", "maladie", "malade", "arrêt maladie",
              "baja", "enfermedad", "enfermo", "enferma", "malattia", "malato", "malata", "ziek*", "ziekteverlof",
              "doença", "doente", "baixa médica"),
@@ -54,8 +54,8 @@ LOCAL_LEAVE_WORDS: dict[str, tuple[str, ...]] = {
     "study": ("学习假", "考试", "bildungsurlaub", "bildungskarenz", "prüfung*", "congé formation", "examen*",
               "permiso de estudios", "exámenes", "permesso studio", "esami", "studieverlof", "tentamen*",
               "licença de estudo", "exames"),
-    "unpaid": ("无薪假", "停薪留职", "unbezahlt*", "sans solde", "no retribuido", "sin sueldo", "non retribuito",
-               "aspettativa", "onbetaald*", "sem vencimento", "licença sem vencimento"),
+    "unpaid": ("无薪假", "停薪留职", "不带薪", "无薪", "unbezahlt*", "sans solde", "no retribuido", "sin sueldo",
+               "non retribuito", "aspettativa", "onbetaald*", "sem vencimento", "licença sem vencimento"),
 }
 
 # What each leave type is for, in plain words: a question that names no type, or several, is matched to

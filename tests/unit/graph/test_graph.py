@@ -515,3 +515,11 @@ async def test_a_long_message_with_greetings_and_background_still_answers_both_i
     assert final["router"].path == "template" and final["router"].intents == ["leave_balance", "faq:payday"]
     assert "You have 7 days of annual leave left" in final["answer"]  # the FAQ part, needing no tool, streams first
     assert "Salaries are paid on the 25th of each month." in final["answer"]
+
+
+async def test_a_forecast_question_after_a_forecast_keeps_its_place_and_day(graph_for):
+    graph = graph_for(make_deps())
+    await ask(graph, "What's the weather in Amsterdam tomorrow?", user="E1007", thread="w")  # E1007 lives in Vienna
+    final, _ = await ask(graph, "what should I wear?", user="E1007", thread="w")
+    weather = next(r for r in final["results"] if r["name"] == "weather")
+    assert weather["args"] == {"city": "Amsterdam", "date": "2026-11-30"}

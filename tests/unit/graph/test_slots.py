@@ -348,3 +348,15 @@ def test_a_compound_part_shares_the_requests_period_unless_it_names_its_own_time
     assert october["month"] == "2026-10" and "period" not in october and "months" not in october
     unread = clause_slots("my pay the fortnight before", mixed, DEC2, {})
     assert unread["unread_time"] and "month" not in unread
+
+
+def test_a_forecast_question_after_a_forecast_is_about_the_same_place_and_day():
+    from graph.slots import reusable
+
+    last = {"city": "Amsterdam", "date": "2026-12-07", "month": "2026-12"}
+    kept = reusable(last, "should I wear a raincoat then?", follow_up=False, same_forecast=True)
+    slots = fill_slots("should I wear a raincoat?", date(2026, 12, 6), {"city": "Vienna"}, kept)
+    assert (slots["city"], slots["date"]) == ("Amsterdam", "2026-12-07")
+    named = fill_slots("and in Paris?", date(2026, 12, 6), {"city": "Vienna"}, kept)
+    assert (named["city"], named["date"]) == ("Paris", "2026-12-07")  # its own place, the same day
+    assert reusable(last, "how much did I earn?", follow_up=False, same_forecast=False) == {}

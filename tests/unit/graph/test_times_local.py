@@ -69,3 +69,58 @@ def test_leave_types_in_every_language(text, kind):
 def test_a_follow_up_moves_from_the_month_the_conversation_used(lang, text):
     slots = fill_slots(text, TODAY, {"city": "Berlin"}, {"month": "2026-09"}, lang)
     assert slots["month"] == "2026-08" and slots["lang"] == lang
+
+
+@pytest.mark.parametrize(("lang", "text", "months"), [
+    ("de", "Was hab ich vor zwei Monaten verdient?", ["2026-10"]),
+    ("fr", "mes absences il y a trois mois", ["2026-09"]),
+    ("es", "¿cuántas veces llegué tarde hace tres meses?", ["2026-09"]),
+    ("es", "la nómina del mes antepasado", ["2026-10"]),
+    ("it", "due mesi fa quanti giorni di assenza ho avuto?", ["2026-10"]),
+    ("nl", "wat heb ik twee maanden geleden bruto verdiend?", ["2026-10"]),
+    ("pt", "quanto foi meu salário bruto no mês retrasado?", ["2026-10"]),
+    ("pt", "o meu recibo de há 2 meses", ["2026-10"]),
+    ("zh", "两个月前的工资是多少", ["2026-10"]),
+])
+def test_months_counted_back_in_every_language(lang, text, months):
+    assert read_times(text, TODAY, lang).months == months
+
+
+@pytest.mark.parametrize(("lang", "text", "day"), [
+    ("zh", "12月10号米兰会下雨吗", "2026-12-10"),
+    ("zh", "十二月二十五号去巴黎", "2026-12-25"),
+    ("zh", "后天上海冷不冷", "2026-12-08"),
+    ("de", "Was pack ich für Kopenhagen am 10.12. ein?", "2026-12-10"),
+    ("de", "Brauch ich übermorgen in Wien eine Jacke?", "2026-12-08"),
+    ("pt", "previsão para Bruxelas no dia 10 de dezembro?", "2026-12-10"),
+    ("pt", "chove em Lisboa depois de amanhã?", "2026-12-08"),
+    ("it", "dopodomani volo a Copenaghen, cosa mi metto?", "2026-12-08"),
+    ("nl", "regent het overmorgen in Brussel?", "2026-12-08"),
+    ("fr", "le 3/1 à Paris ?", "2027-01-03"),  # a day past this year's is next year's: forecasts are ahead
+    ("de", "1.5 Stunden Überstunden", None),  # hours, not the 1st of May
+    ("fr", "une 1/2 journée de congé", None),  # half a day
+])
+def test_days_by_day_word_or_day_and_month(lang, text, day):
+    assert date_slot(text, TODAY, lang) == day
+
+
+@pytest.mark.parametrize(("lang", "text", "city"), [
+    ("fr", "Il va faire beau à Lyon demain ?", "Lyon"), ("es", "¿Qué tiempo hará en Sevilla mañana?", "Sevilla"),
+    ("it", "che tempo fa domani a Napoli?", "Napoli"), ("pt", "como vai estar o tempo no Porto amanhã?", "Porto"),
+    ("pt", "vai fazer calor em São Paulo no sábado?", "Sao Paulo"), ("nl", "regent het in Rotterdam?", "Rotterdam"),
+    ("it", "piove a Natale?", None), ("es", "¿llueve en Marzo?", None),
+])
+def test_a_city_the_gazetteer_lacks_keeps_its_name_instead_of_the_callers(lang, text, city):
+    assert city_slot(text, lang) == city
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("Meine Frau ist schwanger, wie viel Vaterschaftsurlaub krieg ich?", "paternity"),
+    ("a minha mulher está grávida, quantos dias de licença tenho?", "paternity"),
+    ("mia moglie partorisce a febbraio, quanti giorni di congedo mi spettano?", "paternity"),
+    ("我老婆怀孕了，我能休几天？", "paternity"),
+    ("Ich bin schwanger, wie lange ist der Mutterschutz?", "maternity"),
+    ("想请两个月不带薪的假", "unpaid"),
+])
+def test_a_partners_pregnancy_names_the_callers_partner_leave(text, kind):
+    assert leave_type_slot(text) == kind
