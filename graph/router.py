@@ -160,8 +160,10 @@ class Router:
         if self.leave_types is not None and d.leave_question:
             # The leave type, where a later step settles one, from the vector at hand (graph/slots.py)
             d = replace(d, leave_type=self.leave_types.fast.sure(vec))
-        if d.path == "foreign" and self.other_languages is not None and (guess := self._language_guess(question)):
-            # Too short for the detector, but the English model reads another language: the other router decides
+        if "foreign" in (d.path, d.label) and self.other_languages is not None and (
+                guess := self._language_guess(question)):
+            # Too short or too mixed for the detector ("wat was mijn netto salaris in oktober?": nl 0.67), but the
+            # English model reads another language first, sure or not: the other languages' router decides
             return await self.other_languages.decide(question, user, previous_intents, faq_enabled,
                                                      templates_enabled, guess)
         return replace(d, lang=lang) if lang != d.lang else d

@@ -63,3 +63,25 @@ def test_the_question_is_embedded_early_by_the_reader_that_reads_it_first():
     assert english.first_reader("fr") is other.fast
     assert english.first_reader("en") is english
     assert english.readers() == [english, other, other.fast]
+
+
+async def test_a_question_the_english_model_reads_as_another_language_goes_to_that_languages_router():
+    """"wat was mijn netto salaris in oktober?" is too mixed for the detector to be sure (nl 0.67); the English model
+    reads it as another language first, though not surely: the other languages' router reads it, in Dutch.
+    """
+    question = "wat was mijn netto salaris in oktober?"
+    english = Router(RouterModel(["foreign", "salary"], np.array([[4, 0], [0, 4]], np.float32), np.zeros(2, np.float32),
+                                 np.array([[1.0, 0.0], [0.0, 1.0]], np.float32), ["foreign", "salary"],
+                                 {"thresholds": {"foreign": 0.99, "salary": 0.99}}))
+
+    async def embed(texts: list[str]) -> np.ndarray:
+        return np.stack([np.array([0.9, 0.1], np.float32) for _ in texts])  # foreign, about 0.96: not sure
+
+    english.embed = embed
+    other = cascade([])
+    other.fast.embed = other.embed = reader([[1, 0], [0, 1]], {question: UNCLEAR}, [], "x").embed
+    english.other_languages = other
+    d = await english.decide(question, "E1001", None)
+    assert (d.path, d.label, d.lang) == ("template", "salary", "nl")
+    english.other_languages = None
+    assert (await english.decide(question, "E1001", None)).path == "llm"  # English alone: not sure, the full path
