@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+import unicodedata
 from collections.abc import Awaitable, Callable
 from datetime import date
 from typing import Any
@@ -104,8 +105,6 @@ def city_slot(text: str, lang: str = "en") -> str | None:
 
 def _unaccented(name: str) -> str:
     """A place name in the letters the weather tool takes ("São Paulo" -> "Sao Paulo")."""
-    import unicodedata
-
     plain = unicodedata.normalize("NFKD", name.replace("ß", "ss"))
     return "".join(ch for ch in plain if not unicodedata.combining(ch))
 

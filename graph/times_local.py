@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 from graph import periods
 from graph.times import Prefer, Times
@@ -204,8 +204,6 @@ def _day_month(lang: str) -> re.Pattern[str]:
 
 def _table_days(text: str, today: date, lang: str, prefer: Prefer) -> list[tuple[int, str, date]]:
     """(position, phrase, day) of the days a question names by a word of its language or by day and month."""
-    from datetime import timedelta
-
     low, found, taken = text.lower(), [], []
     for m in _day_month(lang).finditer(text):
         if lang == "zh":
