@@ -20,6 +20,11 @@ from tools.i18n import say
 EMPLOYEE = re.compile(r"E\d{4}")
 
 
+def had_turns(state: State) -> bool:
+    """Whether the conversation had a turn before this question (its last message; any other is a turn's)."""
+    return len(state.get("messages") or []) > 1
+
+
 def new_turn(state: State, max_chars: int, preferred: str | None = None) -> tuple[dict[str, Any], str | None]:
     """The per-turn fields a new question starts with (its language among them: the question's, else the
     conversation's so far, else the caller's `preferred` one), and what is wrong with the input (None: nothing),

@@ -9,8 +9,8 @@ which: a type, or `NONE` (leave in general, no particular type).
 - `full` reads the shared encoder's vector (a second embedding; better at telling leave types apart, since the
   router's encoder is fine-tuned on routes, where leave types are one).
 
-Each is taken only when its probability reaches a threshold chosen on the dev split; below `full`'s, graph/slots.py
-matches the question to the leave types' descriptions, the method before there were classifiers.
+Each is taken only when its probability reaches a threshold chosen on the dev split; below `full`'s,
+graph/leave_slots.py matches the question to the leave types' descriptions, the method before there were classifiers.
 """
 
 from __future__ import annotations

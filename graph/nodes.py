@@ -12,7 +12,7 @@ from graph import drafts, extract, llm, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import TurnPrefetches, run_plan
-from graph.intake import new_turn
+from graph.intake import had_turns, new_turn
 from graph.kit import context_of, current_context, emit, emit_chunked, thread_of, timed, today_of
 from graph.next_turn import NextTurn
 from graph.parts import label_of, llm_parts
@@ -20,7 +20,7 @@ from graph.paths import ROUTE_OF, AnsweredBy, Route
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import closest_faq, faq_answer, not_in_handbook, out_of_scope, refusal, unknown_employee
-from graph.slots import FORECASTS, reusable
+from graph.slots import reusable
 from graph.state import Part, State, pinned_profile
 from graph.template_plan import plan_template, reading_plan, slots_of, update_of, wants_search_embedding
 from graph.tracing import annotate
@@ -43,12 +43,11 @@ class Nodes:
     async def route_question(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Start the turn (read the new question, pin who is asking, reset the per-turn fields) and let the
         learned router decide the path. It writes nothing: the node its edge leads to does. The last turn's
-        next-turn offers are read from Redis while the question is embedded; a conversation's first question has
-        no last turn, and its answer does not wait for that read.
+        next-turn offers, when the conversation had a turn, are read from Redis while the question is embedded.
         """
         ctx = context_of(runtime)
-        earlier = len(state.get("messages") or []) > 1  # the question is the last message: any other is a turn's
-        offers = asyncio.ensure_future(self.next_turn.collect(thread)) if earlier and (thread := thread_of()) else None
+        thread = thread_of() if had_turns(state) else None  # a first question has no offers to collect
+        offers = asyncio.ensure_future(self.next_turn.collect(thread)) if thread else None
         try:
             fresh, problem = new_turn(state, ctx.max_question_chars, ctx.language)
             update = ({"route": "invalid", "answer": problem} if problem is not None
@@ -88,8 +87,7 @@ class Nodes:
         update: dict[str, Any] = {"profile": profile}
         if d.path == "refuse":
             return self._route(update, ROUTE_OF[d.path], refusal(question, user, lang))
-        forecast = d.label in FORECASTS and bool(FORECASTS & set(state.get("last_intents") or []))
-        previous = reusable(state.get("last_slots") or {}, question, d.label == "follow_up", forecast)
+        previous = reusable(state.get("last_slots") or {}, question, d.label, state.get("last_intents") or [])
         slots = await slots_of(self.deps, d, question, profile, previous, ctx, lang)
         update["slots"] = slots
         if d.path == "template":
@@ -278,7 +276,6 @@ class Nodes:
         emit_chunked(state["answer"])
         return {"messages": [AIMessage(state["answer"])]}
 
-    # ------------------------------------------------------------------ helpers
     def _said(self, state: State, answer: str, how: AnsweredBy) -> dict[str, Any]:
         """Stream an answer written without the LLM (what call_tools already streamed is not repeated)."""
         parts = state.get("parts") or []

@@ -158,7 +158,7 @@ class Router:
         vec = (await self.embed([question]))[0]
         d = await self._decide(question, vec, clauses, others, named, previous_intents, faq_enabled, templates_enabled)
         if self.leave_types is not None and d.leave_question:
-            # The leave type, where a later step settles one, from the vector at hand (graph/slots.py)
+            # The leave type, where a later step settles one, from the vector at hand (graph/leave_slots.py)
             d = replace(d, leave_type=self.leave_types.fast.sure(vec))
         if "foreign" in (d.path, d.label) and self.other_languages is not None and (
                 guess := self._language_guess(question)):

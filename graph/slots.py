@@ -1,5 +1,6 @@
 """Slot filling: months, days, cities and leave types read from the question, then the conversation,
-then the caller's profile. Deterministic given `today`.
+then the caller's profile. Deterministic given `today`. Which leave type a question names is read by
+`graph/leave_slots.py`.
 
 Times are read by `graph/times.py` (regexes find the phrases, `dateparser` and `graph/periods.py` resolve
 them against the run's date). A phrase that reads as a time but resolves to nothing fills no month or day
@@ -14,22 +15,17 @@ import difflib
 import functools
 import re
 import unicodedata
-from collections.abc import Awaitable, Callable
 from datetime import date
 from typing import Any
 
-import numpy as np
-
 from graph import times_local
-from graph.leave_model import NONE, LeaveTypeModel, settles
+from graph.days_local import calendar_words
+from graph.leave_slots import leave_type_slot
 from graph.times import MONTH_LEVEL, Times, date_slot, read_times, time_phrases
 from tools.domain import (
     CITIES,
     CITY_BY_LOCAL_NAME,
     CITY_PATTERN,
-    LEAVE_DESCRIPTIONS,
-    LEAVE_PATTERNS,
-    LEAVE_PRIORITY,
     LOCAL_CITY_PATTERN,
     MONTH_NAMES,
     WEEKDAYS,
@@ -98,7 +94,7 @@ def city_slot(text: str, lang: str = "en") -> str | None:
     if lang not in ("en", "de", "zh"):
         for cand in _IN_PLACE_LOCAL.findall(text):
             first = cand.split()[0]
-            if first not in _NOT_PLACES_LOCAL and first.lower() not in times_local.calendar_words(lang):
+            if first not in _NOT_PLACES_LOCAL and first.lower() not in calendar_words(lang):
                 return _unaccented(cand)
     return None
 
@@ -107,118 +103,6 @@ def _unaccented(name: str) -> str:
     """A place name in the letters the weather tool takes ("São Paulo" -> "Sao Paulo")."""
     plain = unicodedata.normalize("NFKD", name.replace("ß", "ss"))
     return "".join(ch for ch in plain if not unicodedata.combining(ch))
-
-
-LEAVE_MIN_SIMILARITY = 0.4  # below this a question is about leave in general, not one type
-LEAVE_MIN_MARGIN = 0.05  # and a type must stand out from the next one, or the question steps aside
-
-
-def leave_type_slot(text: str) -> str | None:
-    """The kind of leave a question names (the domain's priority decides between several)."""
-    return next(iter(leave_types_named(text)), None)
-
-
-# The one giving birth is the caller's partner ("my wife is due in June", "my girlfriend is pregnant"): the birth
-# words describe her, and the caller's own leave is partner (paternity) leave.
-_PARTNER_BIRTH = re.compile(r"\b(?:my|our)\s+(?:wife|girlfriend|partner|fianc[eé]e?|spouse)(?:'s)?\b[^.?!]{0,40}?"
-                            r"\b(?:due|pregnan\w*|expecting|giv(?:e|ing) birth|gave birth|having (?:a|our) baby)\b"
-                            # the same in the desk's other languages: "meine Frau ist schwanger", "我老婆怀孕了"
-                            r"|\b(?:meine|unsere)\s+(?:frau|ehefrau|freundin|partnerin|verlobte)\b[^.?!]{0,40}?"
-                            r"\b(?:schwanger\w*|entbind\w*|bekommt ein|erwartet ein)"
-                            r"|\b(?:ma|notre)\s+(?:femme|épouse|compagne|copine|conjointe|fiancée)\b[^.?!]{0,40}?"
-                            r"\b(?:enceinte|accouch\w*|attend un bébé)"
-                            r"|\b(?:mi|nuestra)\s+(?:mujer|esposa|pareja|novia)\b[^.?!]{0,40}?"
-                            r"\b(?:embarazada|da a luz|dar a luz|sale de cuentas)"
-                            r"|\b(?:mia|nostra)\s+(?:moglie|compagna|ragazza|fidanzata)\b[^.?!]{0,40}?"
-                            r"\b(?:incinta|partori\w*|aspetta un)"
-                            r"|\b(?:mijn|onze)\s+(?:vrouw|vriendin|partner|echtgenote)\b[^.?!]{0,40}?"
-                            r"\b(?:zwanger|bevalt|bevallen|uitgerekend)"
-                            r"|\b(?:minha|nossa)\s+(?:mulher|esposa|namorada|companheira|parceira)\b[^.?!]{0,40}?"
-                            r"\b(?:grávida|gravida|dar à luz|vai ter (?:o|um) bebé|vai ter (?:o|um) bebê)"
-                            r"|(?:老婆|妻子|爱人|太太|媳妇|女朋友)[^。？！?!]{0,20}?(?:怀孕|怀了|要生|生孩子|预产期)",
-                            re.IGNORECASE)
-
-
-def leave_types_named(text: str) -> list[str]:
-    """Every leave type a question names by keyword, in the domain's priority order (a partner's pregnancy
-    names the caller's partner leave, not maternity leave).
-    """
-    spans = {kind: [m.span() for m in LEAVE_PATTERNS[kind].finditer(text)] for kind in LEAVE_PRIORITY}
-    found = [(b, kind) for kind, bs in spans.items() for b in bs]
-
-    def within_longer(a: tuple[int, int], kind: str) -> bool:  # "产假" (maternity) inside "陪产假" (paternity)
-        return any(k != kind and b[0] <= a[0] and a[1] <= b[1] and b[1] - b[0] > a[1] - a[0] for b, k in found)
-
-    named = [kind for kind in LEAVE_PRIORITY if any(not within_longer(a, kind) for a in spans[kind])]
-    if _PARTNER_BIRTH.search(text):
-        named = list(dict.fromkeys("paternity" if kind == "maternity" else kind for kind in named)) or ["paternity"]
-    return named
-
-
-def leave_type_needs_meaning(text: str, sure: str | None = None) -> bool:
-    """Whether settling the question's leave type embeds it with the shared encoder: it names no type by keyword,
-    or several, and the router's leave-type classifier has not settled it (`sure`: `Decision.leave_type`).
-    """
-    named = leave_types_named(text)
-    return len(named) != 1 and not settles(sure, named)
-
-
-async def settle_leave_type(text: str, slots: dict[str, Any], embed: Callable[[list[str]], Awaitable[np.ndarray]],
-                            sure: str | None = None, full: LeaveTypeModel | None = None) -> None:
-    """Set the leave-type slot from the question's meaning, unless the conversation set it and the question
-    names none; a question naming several with none standing out keeps no slot (no template guesses one).
-    """
-    named = leave_types_named(text)
-    if slots.get("sources", {}).get("leave_type") == "conversation" and not named:
-        return
-    if kind := await resolve_leave_type(text, embed, named, sure, full):
-        slots["leave_type"] = kind
-        slots.setdefault("sources", {})["leave_type"] = "question"
-    elif named:
-        slots.pop("leave_type", None)
-        slots.get("sources", {}).pop("leave_type", None)
-
-
-async def resolve_leave_type(text: str, embed: Callable[[list[str]], Awaitable[np.ndarray]],
-                             named: list[str] | None = None, sure: str | None = None,
-                             full: LeaveTypeModel | None = None) -> str | None:
-    """The leave type a question is about: the one it names.
-
-    When it names none or several, the first of these that settles it (graph/leave_model.py), among the types named
-    when there are several:
-
-    - `sure`, what the router's classifier read from its own vector (`Decision.leave_type`);
-    - the `full` classifier over the shared encoder's embedding of the question;
-    - the type whose description (`tools.domain.LEAVE_DESCRIPTIONS`) is closest in meaning.
-
-    None when it is about no particular type ("how do I book time off") or two types are about as close.
-    """
-    named = leave_types_named(text) if named is None else named
-    if len(named) == 1:
-        return named[0]
-    if settles(sure, named):
-        return None if sure == NONE else sure
-    if full is not None and (kind := full.pick((await embed([text]))[0], named)) is not None:
-        return None if kind == NONE else kind
-    pool = described(named)
-    return closest_description(pool, await embed([text, *(LEAVE_DESCRIPTIONS[k] for k in pool)]), bool(named))
-
-
-def described(named: list[str]) -> list[str]:
-    """The leave types whose descriptions a question naming `named` (none or several) is matched to."""
-    return named or list(LEAVE_DESCRIPTIONS)
-
-
-def closest_description(pool: list[str], vecs: np.ndarray, named: bool) -> str | None:
-    """The type of `pool` whose description is closest to the question (`vecs`: the question's embedding, then the
-    descriptions'), when it stands out from the next and, among all types (`named` False), is close enough.
-    """
-    sims = vecs[1:] @ vecs[0]
-    order = np.argsort(-sims)
-    best, margin = int(order[0]), float(sims[order[0]] - (sims[order[1]] if len(order) > 1 else 0.0))
-    if margin < LEAVE_MIN_MARGIN:  # two types about as close: not sure which, so no slot (the question steps aside)
-        return None
-    return pool[best] if named or sims[best] >= LEAVE_MIN_SIMILARITY else None
 
 
 # Words that point back at the previous turn's time or place ("what about my pay that month", "will it
@@ -239,15 +123,16 @@ def refers_back(text: str) -> set[str]:
 FORECASTS = frozenset({"weather", "weather_clothing"})
 
 
-def reusable(previous: dict[str, Any], question: str, follow_up: bool, same_forecast: bool = False) -> dict[str, Any]:
-    """The conversation's last slots this question may reuse: all of them for a follow-up ("and in March?"),
-    only those it points back to for a new request ("my pay that month"). A forecast question right after a
-    forecast (`same_forecast`: "should I bring a raincoat then?", "moet ik dan een regenjas aan?") is about the
-    same place and day, unless it names its own.
+def reusable(previous: dict[str, Any], question: str, label: str, last_intents: list[str]) -> dict[str, Any]:
+    """The conversation's last slots this question (read as `label`) may reuse: all of them for a follow-up ("and
+    in March?"), only those it points back to for a new request ("my pay that month"). A forecast question right
+    after a forecast (`last_intents`: "should I bring a raincoat then?", "moet ik dan een regenjas aan?") is about
+    the same place and day, unless it names its own.
     """
-    if follow_up:
+    if label == "follow_up":
         return dict(previous)
-    back = refers_back(question) | ({"city", "date"} if same_forecast else set())
+    forecast = label in FORECASTS and bool(FORECASTS & set(last_intents))
+    back = refers_back(question) | ({"city", "date"} if forecast else set())
     return {k: v for k, v in previous.items() if k in back}
 
 

@@ -11,9 +11,10 @@ from graph import templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.kit import today_of
+from graph.leave_slots import leave_type_needs_meaning, settle_leave_type
 from graph.parts import label_of, template_parts
 from graph.paths import Decision
-from graph.slots import fill_slots, leave_type_needs_meaning, settle_leave_type
+from graph.slots import fill_slots
 from graph.state import Part, State, ToolCall
 from tools.registry import INTENTS
 

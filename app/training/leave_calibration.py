@@ -2,7 +2,7 @@
 
 Counted on the questions they are asked about (no leave type named by keyword, or several; app/training/leave_train.py):
 how many the router's vector settled and how many of those were wrong, the same for the shared encoder's after it,
-and the accuracy of the whole chain graph/slots.py runs, beside the description match alone (the method before
+and the accuracy of the whole chain graph/leave_slots.py runs, beside the description match alone (the method before
 the classifiers). The dev split, which chose the thresholds, is shown beside it.
 """
 

@@ -6,8 +6,8 @@ nothing. Each question carries the one leave type whose rules answer it, or `non
 
 Two classifiers learn the same questions (graph/leave_model.py): `fast` over the router's vectors, `full` over the
 shared encoder's. They are asked only about questions that name no leave type by keyword, or several
-(graph/slots.py), so the dev and test figures count those. `fast`'s threshold is the least probability at which its
-wrong answers on the dev split stay within `MAX_WRONG` of those questions; `full`'s is the one that makes the
+(graph/leave_slots.py), so the dev and test figures count those. `fast`'s threshold is the least probability at
+which its wrong answers on the dev split stay within `MAX_WRONG` of those questions; `full`'s is the one that makes the
 chain (fast, full, then the description match) most accurate on the dev split.
 
 The models are cached inside the router's own folder (`fast` reads that router's vectors), keyed by the data,
@@ -32,7 +32,7 @@ import yaml
 
 from app.settings import ROOT
 from graph.leave_model import NONE, LeaveTypeModel, LeaveTypes
-from graph.slots import (
+from graph.leave_slots import (
     LEAVE_MIN_MARGIN,
     LEAVE_MIN_SIMILARITY,
     closest_description,
@@ -98,7 +98,7 @@ def fit(vecs: np.ndarray, labels: list[str], dev_vecs: np.ndarray, dev_gold: lis
 
 
 def by_description(items: list[dict[str, Any]], shared: Embed) -> list[str]:
-    """What graph/slots.py's description match, the last method in its chain, says for each question with the
+    """What graph/leave_slots.py's description match, the last method in its chain, says for each question with the
     shared encoder: a type, or NONE where it settles none (the question then steps aside).
     """
     out = []
@@ -127,7 +127,7 @@ class Split:
 
 
 def outcomes(models: LeaveTypes, split: Split) -> dict[str, Any]:
-    """How each method does on the split's asked questions, and the chain graph/slots.py runs: the fast classifier
+    """How each method does on the split's asked questions, and the chain graph/leave_slots.py runs: the fast classifier
     when sure, else the full one when sure, else the description match.
     """
     gold = [it["leave_type"] for it in split.items]

@@ -1,5 +1,5 @@
 """The company's rules for one leave type ("how much paternity leave do I get?"): the `leave_policy` tool, the
-intent, its answer and its fake. Which leave a question means is read by `graph/slots.py` from `tools/domain.py`.
+intent, its answer and its fake. Which leave a question means is read by `graph/leave_slots.py` from `tools/domain.py`.
 """
 
 from __future__ import annotations

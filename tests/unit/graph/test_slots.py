@@ -5,12 +5,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graph.leave_slots import leave_type_slot, leave_types_named
 from graph.slots import (
     city_slot,
     clause_slots,
     fill_slots,
-    leave_type_slot,
-    leave_types_named,
     refers_back,
     spell_entities,
 )
@@ -183,7 +182,7 @@ def test_slot_filler_never_crashes_and_only_emits_valid_values(text):
 
 
 async def test_leave_type_by_meaning_when_no_single_keyword_names_it():
-    from graph.slots import resolve_leave_type
+    from graph.leave_slots import resolve_leave_type
     from tools.domain import LEAVE_DESCRIPTIONS
 
     axes = {k: i for i, k in enumerate(LEAVE_DESCRIPTIONS)}
@@ -206,7 +205,7 @@ async def test_leave_type_by_meaning_when_no_single_keyword_names_it():
 
 async def test_leave_type_from_the_classifiers_before_the_descriptions():
     from graph.leave_model import NONE, LeaveTypeModel
-    from graph.slots import resolve_leave_type
+    from graph.leave_slots import resolve_leave_type
     from tools.domain import LEAVE_DESCRIPTIONS, LEAVE_TYPES
 
     classes = [*LEAVE_TYPES, NONE]
@@ -354,9 +353,9 @@ def test_a_forecast_question_after_a_forecast_is_about_the_same_place_and_day():
     from graph.slots import reusable
 
     last = {"city": "Amsterdam", "date": "2026-12-07", "month": "2026-12"}
-    kept = reusable(last, "should I wear a raincoat then?", follow_up=False, same_forecast=True)
+    kept = reusable(last, "should I wear a raincoat then?", "weather_clothing", ["weather"])
     slots = fill_slots("should I wear a raincoat?", date(2026, 12, 6), {"city": "Vienna"}, kept)
     assert (slots["city"], slots["date"]) == ("Amsterdam", "2026-12-07")
     named = fill_slots("and in Paris?", date(2026, 12, 6), {"city": "Vienna"}, kept)
     assert (named["city"], named["date"]) == ("Paris", "2026-12-07")  # its own place, the same day
-    assert reusable(last, "how much did I earn?", follow_up=False, same_forecast=False) == {}
+    assert reusable(last, "how much did I earn?", "salary", ["weather"]) == {}

@@ -7,7 +7,8 @@ from datetime import date
 
 import pytest
 
-from graph.slots import city_slot, fill_slots, leave_type_slot
+from graph.leave_slots import leave_type_slot
+from graph.slots import city_slot, fill_slots
 from graph.times_local import date_slot, read_times
 
 TODAY = date(2026, 12, 6)  # a Sunday
