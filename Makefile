@@ -30,8 +30,8 @@ help: ## list the targets
 
 setup: $(VENV)/.installed $(LLM_SETUP) $(CHROMIUM) $(POSTGRES) router ## install the app venv (.venv), vLLM's own venv, the model, chromium, the router
 
-router: $(VENV)/.installed ## train the routers on data/router (English: both candidates; the other languages' one)
-	$(APP) -m app.training.router_train --kind both
+router: $(VENV)/.installed ## fine-tune the router encoder on data/router, fit the heads for COMPANY_DIR (+ other languages)
+	$(APP) -m app.training.router_train
 	$(APP) -m app.training.router_i18n
 
 $(VENV)/.installed: pyproject.toml

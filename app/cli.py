@@ -1,4 +1,4 @@
-"""Command line: `python -m app services|cluster up|down|status`, `ask`, `ui`, `bench`, `calibrate`."""
+"""Command line: `python -m app services|cluster up|down|status`, `company check`, `ask`, `ui`, `bench`, `calibrate`."""
 
 from __future__ import annotations
 
@@ -140,9 +140,19 @@ def _bench(ns: argparse.Namespace) -> int:
     return asyncio.run(bench_main(quick=ns.quick, out=ns.out, load_sessions=ns.sessions, repeats=ns.repeats))
 
 
+def _company(ns: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.company import describe
+
+    text, ok = describe(Path(ns.dir) if ns.dir else get_settings().company_dir)
+    print(text, file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     """All subcommands."""
-    p = argparse.ArgumentParser(prog="python -m app", description="Brightmart help desk")
+    p = argparse.ArgumentParser(prog="python -m app", description="the company help desk")
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="cmd", required=True)
 
@@ -158,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--replicas", type=int, help="app replicas for this deployment (default: SERVE_REPLICAS)")
     k.add_argument("--redeploy", action="store_true", help="roll the replicas even when they are ready (new code)")
     k.set_defaults(fn=_cluster)
+
+    co = sub.add_parser("company", help="check a company's folder: what it holds and every problem in it")
+    co.add_argument("action", choices=["check"])
+    co.add_argument("dir", nargs="?", help="the folder (default: COMPANY_DIR)")
+    co.set_defaults(fn=_company)
 
     a = sub.add_parser("ask", help="ask one question, or a JSONL file of them")
     a.add_argument("question", nargs="?")

@@ -40,7 +40,7 @@ def user_hash(user: str) -> str:
 def run_config(thread: str, user: str) -> dict[str, Any]:
     """LangGraph config for one turn: the thread, and metadata every trace carries."""
     return {"configurable": {"thread_id": thread}, "run_name": "helpdesk",
-            "metadata": {"user_hash": user_hash(user), "app": "brightmart-helpdesk"}}
+            "metadata": {"user_hash": user_hash(user), "app": "helpdesk"}}
 
 
 def record(row: dict[str, Any]) -> None:
@@ -79,7 +79,7 @@ def setup_otel() -> bool:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": "brightmart-helpdesk"}))
+    provider = TracerProvider(resource=Resource.create({"service.name": "helpdesk"}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
     _otel_ready = True

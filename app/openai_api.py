@@ -67,7 +67,7 @@ async def models(request: Request) -> Response:
     except HTTPException as exc:
         return _from_http(exc).response()
     return JSONResponse({"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0,
-                                                     "owned_by": "brightmart"}]})
+                                                     "owned_by": "helpdesk"}]})
 
 
 @router.post("/v1/chat/completions")

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-MODEL_ID = "brightmart-helpdesk"
+MODEL_ID = "helpdesk"
 MAX_BODY_BYTES = 1_000_000  # a long conversation's history, with room to spare
 MAX_MESSAGES = 400
 Turn = tuple[str, str]  # (role "user" | "assistant", text)

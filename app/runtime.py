@@ -9,7 +9,7 @@ import logging
 import torch
 from langchain_openai import ChatOpenAI
 
-from app.settings import ROOT, Settings
+from app.settings import Settings
 from app.training.router_i18n import load_multilingual_router
 from app.training.router_train import load_router
 from graph import language, times, times_local
@@ -17,13 +17,12 @@ from graph.deps import Deps
 from graph.llm_gate import LLMGate
 from tools.cache import ToolCache
 from tools.client import ToolClient
+from tools.company import open_company
 from tools.embeddings import load_embedder
-from tools.faq import load_faq
 from tools.i18n import LANGUAGES
 from tools.redis_client import async_redis
 
 log = logging.getLogger(__name__)
-FAQ_PATH = ROOT / "data" / "faq.yaml"
 
 
 def make_llm(settings: Settings) -> ChatOpenAI:
@@ -39,15 +38,19 @@ async def build_deps(settings: Settings) -> Deps:
     if settings.torch_threads > 0:
         torch.set_num_threads(settings.torch_threads)
     # Model loading and file reads are blocking: keep them off the event loop (LangGraph's server checks).
+    # The company's folder first: served whole, or one error naming every problem before anything loads.
+    faq = (await asyncio.to_thread(open_company, settings.company_dir, LANGUAGES)).faq
     embedder = await asyncio.to_thread(load_embedder, settings.embedding_model, settings.embed_backend,
                                      settings.torch_threads)
     await embedder.run(embedder.embed, ["warm up the embedding thread and kernels", "a second, longer sentence"])
     redis = async_redis(settings.redis, socket_timeout=2, socket_connect_timeout=2,
                            health_check_interval=10, retry_on_timeout=False)
-    faq = await asyncio.to_thread(load_faq, FAQ_PATH)
-    router = await asyncio.to_thread(load_router, settings)
-    if settings.multilingual:  # the desk's other languages: their router, with its own encoder and thread
-        router.other_languages = await asyncio.to_thread(load_multilingual_router, settings)
+    # The English router and the other languages' (its own encoder and thread) side by side: after a knowledge edit
+    # each refits its heads on cached vectors, and the two fits overlap on the two cores.
+    router, other = await asyncio.gather(
+        asyncio.to_thread(load_router, settings),
+        asyncio.to_thread(load_multilingual_router, settings) if settings.multilingual else asyncio.sleep(0))
+    router.other_languages = other
     for r in router.readers():
         if r.embed is not None:  # its own encoder: warm its thread too
             await r.embed(["warm up the router's encoder"])

@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from tools.company import DEFAULT_DIR
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -20,6 +22,11 @@ class Settings(BaseSettings):
     """Everything a deployment changes: URLs, ports, paths, timeouts."""
 
     model_config = SettingsConfigDict(env_file=ROOT / ".env", extra="ignore")
+
+    # --- the company the desk speaks for: its name and contacts, FAQ, translations, handbook (tools/company.py)
+    company_dir: Path = Field(DEFAULT_DIR,
+                              description="the company's folder (company.yaml, faq.yaml, faq/<lang>.yaml, kb/*.md); "
+                              "`python -m app company check DIR` checks one")
 
     # --- where things are kept
     cache_dir: Path = Field(Path.home() / ".cache" / "helpdesk", description="venvs, models (shared by clones)")
@@ -103,8 +110,8 @@ class Settings(BaseSettings):
     database_url: str | None = Field(None, description="checkpointer; unset = SQLite under run_dir")
 
     # --- who is asking (app/auth.py): tokens from an OIDC/JWT issuer, or a trusted SSO proxy's header
-    auth_issuer: str = Field("brightmart-demo-idp", description="required `iss` of bearer tokens")
-    auth_audience: str = Field("brightmart-helpdesk", description="required `aud` of bearer tokens")
+    auth_issuer: str = Field("helpdesk-demo-idp", description="required `iss` of bearer tokens")
+    auth_audience: str = Field("helpdesk", description="required `aud` of bearer tokens")
     auth_jwks_url: str | None = Field(None, description="the IdP's JWKS; unset = the demo backend's")
     auth_public_key_file: Path | None = Field(None, description="PEM public key instead of a JWKS URL")
     auth_algorithms: str = Field("RS256,ES256", description="accepted signature algorithms (never 'none')")

@@ -85,7 +85,7 @@ def build_app(resources: Resources) -> Any:
         """Gradio's auth dependency: the signed-in employee, or None."""
         return await session_user(resources.verifier, request)
 
-    app = FastAPI(title="Brightmart help desk", lifespan=warming)
+    app = FastAPI(title="help desk", lifespan=warming)
     app.state.resources = resources  # the API's handlers read them here (app/api.py:resources_of)
     app.include_router(api_router)
     app.include_router(openai_router)  # /v1/models, /v1/chat/completions for OpenAI clients (app/openai_api.py)

@@ -93,7 +93,7 @@ class Nodes:
         if d.path == "template":
             return {**update, **update_of(plan_template(self.deps, d, user, profile, slots, ctx))}
         if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
-            parts = [Part(intent="policy_lookup", slots=slots)]  # chat: sure it is no Brightmart matter, so no
+            parts = [Part(intent="policy_lookup", slots=slots)]  # chat: sure it is no company matter, so no
             plan = (templates.plan_parts(parts, user) or []) if d.path == "handbook" else []  # search to misquote
             return {**update, **label_of(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
         # A writing request's own words make an English draft; in another language the LLM writes it.
@@ -233,7 +233,7 @@ class Nodes:
                 if offer:
                     return self._said(state, offer, "closest_faq")
                 # Handbook questions are quoted, never paraphrased by a small model; nothing sure: say so. What the
-                # router reads as no Brightmart matter is not quoted (on train+dev 16 of 17 such quotes were wrong).
+                # router reads as no company matter is not quoted (on train+dev 16 of 17 such quotes were wrong).
                 if not small_talk and (quote := await extract.quote(state["question"], results, self.deps.embed_many,
                                                                     ctx.kb_answer_threshold)):
                     # The handbook is English: in another language its words are quoted as they are, introduced so

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 # The router's reading: an FAQ entry, template intents, a handbook look-up, someone else's data, a writing
-# request, small talk ("chat": no Brightmart matter), not sure ("llm"), or a language the desk does not speak.
+# request, small talk ("chat": no matter of the company's), not sure ("llm"), or a language the desk does not speak.
 Path = Literal["faq", "template", "handbook", "refuse", "write", "chat", "llm", "foreign"]
 # The route a turn takes ("" until decided); a row adds "denied" (someone else's conversation) and "error".
 Route = Literal["", "faq", "template", "llm", "refused", "invalid"]
@@ -30,7 +30,7 @@ ROUTE_OF: dict[Path, Route] = {
     "faq": "faq",  # the entry's answer, no LLM
     "template": "template",  # the intents' templates (the LLM plans when a slot is missing)
     "handbook": "template",  # searched and quoted from the handbook
-    "chat": "template",  # no Brightmart matter: what the desk covers, nothing searched
+    "chat": "template",  # no matter of the company's: what the desk covers, nothing searched
     "refuse": "refused",  # someone else's data
     "foreign": "refused",  # a language the desk does not speak
     "llm": "llm",  # not sure: the LLM plans
@@ -69,7 +69,7 @@ class Decision:
 
     @property
     def small_talk(self) -> bool:
-        """The model reads no Brightmart matter, sure ("chat") or not: nothing from the handbook is quoted."""
+        """The model reads no matter of the company's, sure ("chat") or not: nothing from the handbook is quoted."""
         return self.label == "other"
 
     @property

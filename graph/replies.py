@@ -1,15 +1,17 @@
 """The help desk's fixed replies: someone else's data, a question the handbook does not answer, small talk, an FAQ
 entry's answer. Each in the asker's language (`tools/i18n.py`).
 
-They name where to ask instead (HR through MyHR, the IT service desk), so the product never has to guess.
+They name where to ask instead (HR through its portal, the IT service desk: the company's folder names them),
+so the product never has to guess.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tools.company import translated_answer, translations
 from tools.domain import EMPLOYEE_ID
-from tools.faq import FaqEntry, translations
+from tools.faq import FaqEntry
 from tools.i18n import say, say_known, sentences
 from tools.registry import INTENTS, is_personal
 
@@ -64,8 +66,8 @@ def faq_answer(entry: FaqEntry, lang: str = "en") -> str:
     """An FAQ entry's answer in the asker's language: its translation, or the English answer introduced as such."""
     if lang == "en":
         return entry.answer
-    translated = translations(lang).get(entry.id)
-    return translated.answer if translated else sentences(lang, say("faq_in_english", lang), entry.answer)
+    translated = translated_answer(entry.id, lang)
+    return translated or sentences(lang, say("faq_in_english", lang), entry.answer)
 
 
 def closest_faq(entry: FaqEntry, lang: str = "en") -> str:

@@ -27,6 +27,7 @@ from graph.paths import Decision, Path
 from graph.router_model import RouterModel, Scores
 from graph.slots import city_slot
 from graph.times import date_slot
+from tools.company import current
 from tools.domain import (
     CITIES,
     CITY_PATTERN,
@@ -40,7 +41,7 @@ from tools.registry import INTENTS, is_personal, tools_of
 
 _POSSESSIVE = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)?)['’]s\b")
 _NOT_PEOPLE = {w.lower() for w in (*CITIES, *MONTH_NAMES, *WEEKDAYS, "today", "tomorrow", "yesterday", "month",
-                                   "year", "week", "brightmart", "myhr", "company", "it", "what", "that", "where",
+                                   "year", "week", "company", "it", "what", "that", "where",
                                    "who", "there", "here", "let", "how", "when")}
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?")
 _ANY_DAY = date(2026, 1, 1)  # comparing two clauses' days needs some anchor; any fixed one does
@@ -71,7 +72,7 @@ def split_clauses(text: str, lang: str = "en") -> list[str]:
 
 def named_people(text: str) -> set[str]:
     """Names in the possessive ("Anna Kowalski's payslip"): an entity, not a place, month or product."""
-    return {m for m in _POSSESSIVE.findall(text) if m.split()[0].lower() not in _NOT_PEOPLE}
+    return {m for m in _POSSESSIVE.findall(text) if m.split()[0].lower() not in _NOT_PEOPLE | current().own_words}
 
 
 def entities(text: str) -> frozenset[str]:

@@ -22,6 +22,7 @@ from graph import times_local
 from graph.days_local import calendar_words
 from graph.leave_slots import leave_type_slot
 from graph.times import MONTH_LEVEL, Times, date_slot, read_times, time_phrases
+from tools.company import current
 from tools.domain import (
     CITIES,
     CITY_BY_LOCAL_NAME,
@@ -33,8 +34,12 @@ from tools.domain import (
 
 _IN_PLACE = re.compile(r"\b(?:in|at|for|to)\s+([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)\b")
 _NOT_PLACES = {w.title() for w in [*MONTH_NAMES, *WEEKDAYS, "today", "tomorrow", "the", "my", "this", "next",
-                                   "last", "myhr", "spendwise", "brightconnect", "it", "hr", "me", "office",
-                                   "brightmart", "q1", "q2", "q3", "q4"]}
+                                   "last", "it", "hr", "me", "office", "q1", "q2", "q3", "q4"]}
+
+
+def _not_place(word: str) -> bool:
+    """A capitalized word after "in" / "at" that names no place: a month, a day, the company or its systems."""
+    return word in _NOT_PLACES or word.lower() in current().own_words
 # Words slots are read from, whose misspellings ("tomorow", "wednsday", "febuary", "berln") are spelled
 # right before reading: a misspelt day must not silently become today.
 _SPELLED = tuple(w for w in (*MONTH_NAMES, *WEEKDAYS, "tomorrow", "yesterday", "weekend", *(c.lower() for c in CITIES))
@@ -89,7 +94,7 @@ def city_slot(text: str, lang: str = "en") -> str | None:
     if local := LOCAL_CITY_PATTERN.search(text):  # "München", "Milano", "北京": the tool's name for it
         return CITY_BY_LOCAL_NAME[local.group(0).lower()]
     for cand in _IN_PLACE.findall(text):
-        if cand.split()[0] not in _NOT_PLACES:
+        if not _not_place(cand.split()[0]):
             return cand
     if lang not in ("en", "de", "zh"):
         for cand in _IN_PLACE_LOCAL.findall(text):

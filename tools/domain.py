@@ -1,4 +1,4 @@
-"""Brightmart's domain vocabularies, in one place: leave types, places, months, weekdays, ids.
+"""The desk's domain vocabularies, in one place: leave types, places, months, weekdays, ids.
 
 Everything else derives from these: the registry's argument types, slot extraction, the FAQ
 entity check, the templates and the demo backend. Adding a leave type or a city is one edit here.
@@ -78,7 +78,7 @@ LEAVE_FAQ_ENTRY: dict[str, str] = {
     "paternity": "paternity-leave", "parental": "parental-leave", "bereavement": "bereavement-leave",
     "study": "study-leave", "unpaid": "unpaid-leave"}
 
-# Cities the weather tool serves, and the countries Brightmart works in (with their adjectives).
+# Cities the weather tool serves, and the countries employees ask about (with their adjectives).
 CITIES: tuple[str, ...] = (
     "Amsterdam", "Berlin", "Paris", "Madrid", "Milan", "Lisbon", "Vienna", "Dublin", "London", "Rome",
     "Barcelona", "Munich", "Brussels", "Prague", "Warsaw", "Stockholm", "Copenhagen", "Oslo", "Zurich", "Athens",
@@ -152,13 +152,13 @@ MONTH_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 
 # The payroll calendar (docs/company-facts.md): pay on the 25th, or the working day before when it falls on
-# a weekend; payslips in MyHR three working days before payday.
+# a weekend; payslips in the HR portal three working days before payday.
 PAYDAY = 25
 PAYSLIP_WORKING_DAYS_BEFORE = 3
 
 
 def payslip_day(year: int, month: int) -> date:
-    """When a month's payslip appears in MyHR (public holidays, which differ by country, not counted)."""
+    """When a month's payslip appears in the HR portal (public holidays, which differ by country, not counted)."""
     day = date(year, month, PAYDAY)
     while day.weekday() >= 5:  # payday on a weekend: the Friday before
         day -= timedelta(days=1)
@@ -184,10 +184,6 @@ UNRECORDED_CONTACTS: dict[str, tuple[str, ...]] = {
                 "reporting line", "listed under"),
     "HR contact": ("hr", "people partner", "hr advisor", "hr business partner", "hr representative"),
 }
-
-# Where employees are sent when the help desk cannot answer.
-ASK_HR = "HR through MyHR (myhr.brightmart.internal)"
-ASK_IT = "the IT service desk (extension 4357 or it.brightmart.internal)"
 
 
 def word_pattern(spellings: tuple[str, ...] | list[str]) -> re.Pattern[str]:

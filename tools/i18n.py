@@ -6,7 +6,9 @@ beside it (`tests/unit/tools/test_i18n.py` checks that every key and placeholder
 Money, numbers, months and days are formatted by Babel for the reader's locale; English keeps the house style
 its answers have always had ("EUR 1,910.30", "March 2026", "2 December").
 
-A deployment adds a language by adding its catalog here, its FAQ translation (`data/i18n/faq/`), its labelled
+Names of the company, its portals and contacts are placeholders (`{company}`, `{hr_portal}` ...) filled from the
+company's folder (`tools/company.py`). A deployment adds a language by adding its catalog here, its FAQ translation
+(the company folder's `faq/<lang>.yaml`), its labelled
 questions (`data/router/i18n/`) and its code to `LANGUAGES`.
 """
 
@@ -49,11 +51,17 @@ def catalog(lang: str) -> dict[str, str]:
 
 
 def say(key: str, lang: str = "en", **values: Any) -> str:
-    """The message `key` in `lang` (English where the language lacks it), its `{placeholders}` filled."""
+    """The message `key` in `lang` (English where the language lacks it), its `{placeholders}` filled: the
+    company's name, portals and contacts (`{company}`, `{hr_portal}` ...) from its folder (`tools/company.py`).
+    """
     text = catalog(lang).get(key)
     if text is None:
         text = catalog("en")[key]  # a KeyError here is a key missing from the English source: a bug
-    return text.format(**values) if values else text
+    if "{" not in text:
+        return text
+    from tools.company import current
+
+    return text.format(**{**current().placeholders, **values})
 
 
 def money(x: float, lang: str = "en", currency: str = "EUR") -> str:

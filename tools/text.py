@@ -6,7 +6,7 @@ import re
 
 _WORD = re.compile(r"[a-z][a-z0-9']{2,}")
 GENERIC = {"the", "and", "what", "which", "how", "policy", "policies", "rules", "rule", "about", "there", "are",
-           "for", "can", "does", "our", "company", "brightmart", "tell", "please", "when", "where", "who", "with",
+           "for", "can", "does", "our", "company", "tell", "please", "when", "where", "who", "with",
            "have", "get", "this", "that", "from", "you", "your", "need", "should", "would", "could", "any", "into",
            "is", "was", "will", "do", "did", "many", "much", "a", "an", "to", "of", "in", "on", "at", "my", "me"}
 

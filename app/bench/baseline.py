@@ -26,7 +26,7 @@ from graph.context import Context
 from graph.deps import Deps
 from graph.executor import fetch
 from graph.kit import emit, today_of
-from graph.prompts import ANSWER_SYSTEM, answer_messages, planner_messages
+from graph.prompts import answer_messages, answer_system, planner_messages
 from graph.pruning import history_of
 from graph.state import ToolCall, ToolResult, merge_timings
 from tools.registry import TOOLS
@@ -108,7 +108,7 @@ async def run_create_agent(deps: Deps, question: str, user: str, history: list[A
                            ctx: Context, on_delta: Any = None) -> dict[str, Any]:
     """One turn through LangChain's `create_agent` with the same tools (bound to the caller)."""
     model = deps.llm.model_copy(update={"max_tokens": ctx.answer_max_tokens})  # bind() is lost by bind_tools
-    agent = create_agent(model, tools=make_tools(deps.tools, user), system_prompt=ANSWER_SYSTEM)
+    agent = create_agent(model, tools=make_tools(deps.tools, user), system_prompt=answer_system())
     t0 = time.perf_counter()
     text, tools_called, llm_calls = "", [], 0
     async for part in agent.astream({"messages": [*history, HumanMessage(question)]},

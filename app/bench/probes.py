@@ -15,7 +15,7 @@ import httpx
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import run_plan
-from graph.prompts import ANSWER_SYSTEM, PLANNER_SYSTEM
+from graph.prompts import answer_system, planner_system
 from graph.state import ToolCall
 
 
@@ -53,7 +53,7 @@ def prefix_ttft(base_url: str, model: str, repeats: int = 3) -> dict[str, float]
     cold, warm = [], []
     with httpx.Client(base_url=base_url, timeout=120) as client:
         for _ in range(repeats):
-            system = f"[{uuid.uuid4().hex}]\n{PLANNER_SYSTEM}\n{ANSWER_SYSTEM}" * 3
+            system = f"[{uuid.uuid4().hex}]\n{planner_system()}\n{answer_system()}" * 3
             cold.append(_ttft(client, model, system, "When is payday?"))
             warm.append(_ttft(client, model, system, "How many leave days do I have?"))
     c, w = sorted(cold)[len(cold) // 2], sorted(warm)[len(warm) // 2]

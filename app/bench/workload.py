@@ -33,6 +33,7 @@ TOMORROW = TODAY + timedelta(days=1)
 WORKLOAD = ROOT / "data" / "bench" / "workload.jsonl"
 HELDOUT = ROOT / "data" / "bench" / "heldout.yaml"
 MULTILINGUAL = ROOT / "data" / "bench" / "multilingual.yaml"
+DEMO_FAQ = ROOT / "data" / "companies" / "brightmart" / "faq.yaml"  # the workload asks the demo company's questions
 ANY = ["faq", "template", "llm"]
 CITIES = list(HOME_CITIES)
 KB_QUESTIONS = [  # policy look-ups with a fact their answer must contain
@@ -70,7 +71,7 @@ def generate(seed: int = 7) -> list[Item]:
     """The full workload (deterministic for a seed)."""
     rng = random.Random(seed)
     facts = Facts(FACTS_DB)
-    faq = yaml.safe_load((ROOT / "data" / "faq.yaml").read_text())
+    faq = yaml.safe_load(DEMO_FAQ.read_text())
     dev = yaml.safe_load((ROOT / "data" / "faq_dev.yaml").read_text())
     by_id = {e["id"]: e for e in faq}
     items: list[Item] = []
@@ -251,7 +252,7 @@ def multilingual(seed: int = 11) -> list[Item]:
     if not MULTILINGUAL.exists():
         return []
     rng, facts = random.Random(seed), Facts(FACTS_DB)
-    by_id = {e["id"]: e for e in yaml.safe_load((ROOT / "data" / "faq.yaml").read_text())}
+    by_id = {e["id"]: e for e in yaml.safe_load(DEMO_FAQ.read_text())}
     users = [f"E{1001 + i}" for i in range(20)]
     out = []
     for n, h in enumerate(yaml.safe_load(MULTILINGUAL.read_text(encoding="utf-8")), 1):

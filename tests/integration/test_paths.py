@@ -6,7 +6,7 @@ from app.settings import ROOT
 from app.turn import new_thread_id, run_turn
 from graph.context import Context
 
-FAQ = {e["id"]: e for e in yaml.safe_load((ROOT / "data" / "faq.yaml").read_text())}
+FAQ = {e["id"]: e for e in yaml.safe_load((ROOT / "data" / "companies" / "brightmart" / "faq.yaml").read_text())}
 
 
 def _eur(x):

@@ -1,5 +1,5 @@
-"""Each leave fact lives once, in data/facts.yaml: every number the FAQ answers, the handbook pages, the company
-facts page and the demo backend's policies state about it must be the one there.
+"""Each leave fact lives once, in the demo company's facts.yaml: every number the FAQ answers, the handbook pages,
+the company facts page and the demo backend's policies state about it must be the one there.
 
 A text states a fact where a sentence about that kind of leave (named in the sentence, else in its heading)
 has the fact's phrasing (`STATED` below) with some number in it: the number must be the fact's. Every fact must
@@ -18,6 +18,7 @@ import yaml
 from tools.demo_backend.policies import LEAVE_POLICIES, load_facts
 
 ROOT = Path(__file__).resolve().parents[2]
+COMPANY = ROOT / "data" / "companies" / "brightmart"
 FACTS = load_facts()
 N, DAY = r"([\d,]+)", r"(\d+ [A-Z][a-z]+)"  # a number; a day of a month ("31 March")
 LEAVE_TYPES = {  # what names each kind of leave in a sentence or a heading
@@ -72,9 +73,9 @@ def sentences(text: str) -> list[str]:
 def passages() -> list[tuple[str, str, list[str]]]:
     """(where, sentence, its headings nearest first) for every sentence of the texts that state leave facts."""
     out: list[tuple[str, str, list[str]]] = []
-    for entry in yaml.safe_load((ROOT / "data" / "faq.yaml").read_text(encoding="utf-8")):
-        out += [(f"data/faq.yaml: {entry['id']}", s, [entry["question"]]) for s in sentences(entry["answer"])]
-    for page in sorted((ROOT / "data" / "kb").glob("*.md")):
+    for entry in yaml.safe_load((COMPANY / "faq.yaml").read_text(encoding="utf-8")):
+        out += [(f"faq.yaml: {entry['id']}", s, [entry["question"]]) for s in sentences(entry["answer"])]
+    for page in sorted((COMPANY / "kb").glob("*.md")):
         title = section = ""
         for line in page.read_text(encoding="utf-8").splitlines():
             if line.startswith("# "):
@@ -82,7 +83,7 @@ def passages() -> list[tuple[str, str, list[str]]]:
             elif line.startswith("## "):
                 section = line[3:]
             else:
-                out += [(f"data/kb/{page.name}", s, [section, title]) for s in sentences(line)]
+                out += [(f"kb/{page.name}", s, [section, title]) for s in sentences(line)]
     bullets = re.split(r"\n- ", (ROOT / "docs" / "company-facts.md").read_text(encoding="utf-8"))
     for bullet in bullets:
         lead = bullet.split(":", 1)[0] if ":" in bullet[:40] else ""
@@ -120,25 +121,25 @@ FOUND = statements()
 
 def test_every_fact_has_a_phrasing_and_every_phrasing_a_fact():
     facts = {f"{kind}.{name}" for kind, names in FACTS.items() for name in names}
-    assert facts == set(STATED), "data/facts.yaml and STATED name different facts"
+    assert facts == set(STATED), "facts.yaml and STATED name different facts"
 
 
 @pytest.mark.parametrize("fact", sorted(STATED))
 def test_every_text_states_the_fact_as_data_facts_yaml_does(fact):
-    wrong = [f"{where}: says {said!r} for {fact} (data/facts.yaml: {value(fact)!r}) in {sentence!r}"
+    wrong = [f"{where}: says {said!r} for {fact} (facts.yaml: {value(fact)!r}) in {sentence!r}"
              for where, said, sentence in FOUND[fact] if said != value(fact)]
     assert not wrong, "\n".join(wrong)
 
 
 @pytest.mark.parametrize("fact", sorted(STATED))
 def test_every_fact_is_found_on_the_facts_page_and_in_the_handbook(fact):
-    places = {"data/kb" if where.startswith("data/kb/") else where.split(":")[0] for where, _, _ in FOUND[fact]}
-    missing = {"docs/company-facts.md", "data/kb"} - places
+    places = {"kb" if where.startswith("kb/") else where.split(":")[0] for where, _, _ in FOUND[fact]}
+    missing = {"docs/company-facts.md", "kb"} - places
     assert not missing, f"{fact} ({value(fact)}) is not found in {sorted(missing)}: is its phrasing in STATED current?"
 
 
 def test_a_changed_number_is_caught(monkeypatch):
     monkeypatch.setitem(FACTS["sick"], "paid_days_a_year", 13)
     wrong = [where for where, said, _ in FOUND["sick.paid_days_a_year"] if said != value("sick.paid_days_a_year")]
-    assert {"data/faq.yaml: sick-pay", "data/kb/09-sick-leave-and-reporting-absence.md",
+    assert {"faq.yaml: sick-pay", "kb/09-sick-leave-and-reporting-absence.md",
             "docs/company-facts.md"} <= set(wrong)

@@ -1,4 +1,4 @@
-"""Leave policies (written from data/facts.yaml), weather and clothing rules of the demo backend."""
+"""Leave policies (written from the demo company's facts.yaml), weather and clothing rules of the demo backend."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import yaml
 
 from tools.domain import CITIES, LEAVE_TYPES
 
-FACTS_PATH = Path(__file__).resolve().parents[2] / "data" / "facts.yaml"
+FACTS_PATH = Path(__file__).resolve().parents[2] / "data" / "companies" / "brightmart" / "facts.yaml"
 
 
 def leave_policies(facts: dict[str, dict[str, Any]]) -> dict[str, dict[str, str]]:
-    """The policy of each leave type, written from the leave facts (data/facts.yaml: each fact lives there)."""
+    """The policy of each leave type, written from the leave facts (the demo company's facts.yaml holds each)."""
     a, s, m, pa, pr, b, st, u = (facts[k] for k in ("annual", "sick", "maternity", "paternity", "parental",
                                                      "bereavement", "study", "unpaid"))
     return {

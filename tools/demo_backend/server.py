@@ -35,7 +35,7 @@ class BackendSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DEMO_BACKEND_", env_file=ROOT / ".env", extra="ignore")
 
     db_path: Path = ROOT / ".run" / "demo-backend.sqlite"
-    kb_dir: Path = ROOT / "data" / "kb"
+    kb_dir: Path = ROOT / "data" / "companies" / "brightmart" / "kb"  # the app starts it with COMPANY_DIR's
     redis_url: str = "redis://127.0.0.1:16379/0"
     embedding_model: str = ""
     today: date | None = None  # the demo's date, for reproducible runs; the clock's when unset
@@ -49,8 +49,8 @@ class BackendSettings(BaseSettings):
     latency_employee: float = 0.05
     # the demo identity provider (tools/demo_backend/identity.py)
     auth_key_dir: Path = ROOT / ".run" / "demo-auth"
-    auth_issuer: str = "brightmart-demo-idp"
-    auth_audience: str = "brightmart-helpdesk"
+    auth_issuer: str = "helpdesk-demo-idp"
+    auth_audience: str = "helpdesk"
     auth_token_ttl_s: int = 3600
 
 
@@ -112,7 +112,8 @@ def _named(month: str) -> str:
 
 @app.get("/health")
 async def health() -> dict[str, Any]:  # noqa: D103
-    return {"ok": True, "kb_chunks": app.state.kb_chunks, "employees": len(db.employee_ids())}
+    return {"ok": True, "kb_chunks": app.state.kb_chunks, "kb_dir": str(SETTINGS.kb_dir.resolve()),
+            "employees": len(db.employee_ids())}
 
 
 @app.get("/employees")

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tools.company import translated_answer
 from tools.domain import LEAVE_FAQ_ENTRY, LeaveType
-from tools.faq import translated_answer
 from tools.i18n import say, sentences
 from tools.specs import Fake, IntentSpec, tool
 

@@ -1,6 +1,6 @@
 from langchain_core.messages import AIMessage, HumanMessage
 
-from graph.prompts import ANSWER_SYSTEM, PLANNER_SYSTEM, answer_messages, plan_schema, planner_messages
+from graph.prompts import answer_messages, answer_system, plan_schema, planner_messages, planner_system
 from graph.pruning import prune, turns
 from tools.registry import TOOLS
 
@@ -11,12 +11,13 @@ BEN = {"id": "E1002", "name": "Ben", "city": "Berlin", "department": "Finance"}
 def test_static_prefix_is_byte_identical_across_requests():
     a = planner_messages(ANNA, "2026-11-29", [], "What is the weather?")
     b = planner_messages(BEN, "2026-12-01", [HumanMessage("hi"), AIMessage("hello")], "salary?")
-    assert a[0].content == b[0].content == PLANNER_SYSTEM
+    assert a[0].content == b[0].content == planner_system()
     assert a[1].content != b[1].content  # caller and date come after the prefix
     c = answer_messages(ANNA, "2026-11-29", [], "q1", "r1")
     d = answer_messages(BEN, "2026-11-30", [], "q2", "r2")
-    assert c[0].content == d[0].content == ANSWER_SYSTEM
-    assert "E1001" not in PLANNER_SYSTEM and "2026" not in ANSWER_SYSTEM
+    assert c[0].content == d[0].content == answer_system()
+    assert "E1001" not in planner_system() and "2026" not in answer_system()
+    assert "Brightmart" in planner_system() and "{" not in answer_system()  # the company's name, from its folder
 
 
 def test_plan_schema_names_only_known_tools():

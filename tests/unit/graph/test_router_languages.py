@@ -14,7 +14,7 @@ from app.training.router_train import LEAVE_FAQ
 from tools.faq import load_faq
 from tools.registry import INTENTS
 
-FAQ = load_faq(ROOT / "data" / "faq.yaml")
+FAQ = load_faq(ROOT / "data" / "companies" / "brightmart" / "faq.yaml")
 ROUTES = {*INTENTS, "handbook", "other_person", "free_writing", "other", "follow_up", "compound"}
 
 

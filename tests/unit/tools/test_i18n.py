@@ -12,14 +12,15 @@ import pytest
 import yaml
 
 from tools import i18n
-from tools.faq import TRANSLATIONS, load_faq, translations
+from tools.company import DEFAULT_DIR, translations
+from tools.faq import load_faq
 from tools.i18n import LANGUAGES, catalog, money, month_text, say
 from tools.intents.leave_balance import render_leave_balance
 from tools.intents.leave_policy import render_leave_policy
 from tools.intents.salary import render_salary, summarize_salary
 from tools.intents.weather import render_weather, render_weather_clothing
 
-FAQ = load_faq(TRANSLATIONS.parent.parent / "faq.yaml")
+FAQ = load_faq(DEFAULT_DIR / "faq.yaml")
 OTHER = [lang for lang in LANGUAGES if lang != "en"]
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from app.training.public_data import PUBLIC, data_files, public_sets, sample, validation_items
 from app.training.router_train import finetune_examples, training_examples
+from tools.company import DEFAULT_DIR
 from tools.faq import load_faq
 from tools.registry import INTENTS
 
@@ -11,7 +12,7 @@ ROUTES = {*INTENTS, "other", "handbook", "free_writing", "other_person"}
 
 
 def _known(route: str) -> bool:
-    faq = {f"faq:{e.id}" for e in load_faq(PUBLIC.parent.parent / "faq.yaml").values()}
+    faq = {f"faq:{e.id}" for e in load_faq(DEFAULT_DIR / "faq.yaml").values()}
     return route in ROUTES or route in faq
 
 
