@@ -13,13 +13,14 @@ import json
 import logging
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from functools import lru_cache
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
 
 from graph.llm_gate import LLMGate, LLMUnavailable
-from graph.prompts import plan_schema
+from graph.prompts import plan_schema, registry_key
 from graph.safety import strip_instructions
 from graph.state import ToolCall, ToolResult
 from tools.intents.handbook import QUERY_MAX_CHARS
@@ -27,12 +28,32 @@ from tools.registry import QUESTION, TOOLS, USER, depends_on
 
 log = logging.getLogger(__name__)
 REPEAT_NGRAM = 6
-PLAN_SCHEMA = plan_schema(with_args=True)  # plans with arguments (Context.plan_arguments)
-# A plan of tool names only, as vLLM's structured outputs force it: "kb_search" or "weather, clothing_advice" or
-# "none". The JSON schema's plan was 57-84 tokens here (the 135M model fills it with whitespace) and took 5-7 s;
-# the same choice as names is 4-17 tokens, 2-3 s.
-_NAMES = "|".join(re.escape(name) for name in TOOLS)
-PLAN_NAMES_REGEX = rf"none|(?:{_NAMES})(?:, (?:{_NAMES})){{0,2}}"
+
+
+def plan_names_regex() -> str:
+    """A plan of tool names only, as vLLM's structured outputs force it: "kb_search" or "weather, clothing_advice" or
+    "none". The JSON schema's plan was 57-84 tokens here (the 135M model fills it with whitespace) and took 5-7 s;
+    the same choice as names is 4-17 tokens, 2-3 s.
+    """
+    return _names_regex(registry_key())
+
+
+@lru_cache(maxsize=8)
+def _names_regex(_tools: tuple[tuple[str, int], ...]) -> str:
+    names = "|".join(re.escape(name) for name in TOOLS)
+    return rf"none|(?:{names})(?:, (?:{names})){{0,2}}"
+
+
+@lru_cache(maxsize=8)
+def _schema(_tools: tuple[tuple[str, int], ...]) -> dict[str, Any]:
+    return plan_schema(with_args=True)
+
+
+def plan_constraint(with_args: bool) -> dict[str, Any]:
+    """VLLM's structured-output constraint of a plan, built from the tools registered now (cached while they stay):
+    JSON with arguments (Context.plan_arguments), or tool names under a regex.
+    """
+    return {"json": _schema(registry_key())} if with_args else {"regex": plan_names_regex()}
 
 
 def _slot_args(tool: str, slots: dict[str, Any], user: str, question: str) -> dict[str, Any]:
@@ -75,8 +96,7 @@ async def plan_tools(llm: BaseChatModel, messages: list[AnyMessage], max_tokens:
     """Ask the model for a tool plan: tool names under a regex, or JSON with arguments (`with_args`).
     Malformed output yields an empty plan, never a crash.
     """
-    constraint = {"json": PLAN_SCHEMA} if with_args else {"regex": PLAN_NAMES_REGEX}
-    bound = llm.bind(max_tokens=max_tokens, extra_body={"structured_outputs": constraint})
+    bound = llm.bind(max_tokens=max_tokens, extra_body={"structured_outputs": plan_constraint(with_args)})
     try:
         async with gate.slot() if gate else contextlib.nullcontext():
             msg = await bound.with_config(tags=["nostream"], run_name="plan_llm").ainvoke(messages)

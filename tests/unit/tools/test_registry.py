@@ -92,3 +92,49 @@ def test_the_desk_says_it_covers_the_toy_intent(toy):
 def test_the_toy_module_and_its_data_are_all_the_check_asks_for(registered):
     assert gaps({**FAKES, **toy_intent.FAKES}, backend_routes() | {"/canteen"}) == []
     assert gaps() == ["canteen_menu: no fake", "canteen_menu: the backend serves no /canteen"]
+
+
+async def test_registered_intent_reaches_planner():
+    """An intent a deployment registers after start-up (after plans were already made) is in the prompt and in the
+    structured-output schema and regex that `plan_tools` sends to vLLM: they are built from the registry as it is.
+    """
+    from langchain_core.messages import AIMessage
+
+    from graph.llm import plan_tools
+    from graph.prompts import planner_messages
+
+    sent: list[dict] = []
+
+    class Planner:
+        def bind(self, **kw):
+            sent.append(kw)
+            return self
+
+        def with_config(self, **_kw):
+            return self
+
+        async def ainvoke(self, messages):
+            sent.append({"prompt": messages[0].content})
+            return AIMessage('{"calls": [{"tool": "canteen_menu", "args": {"date": "2026-11-30"}}]}')
+
+    def messages():
+        return planner_messages({"id": "E1001", "name": "Ann"}, "2026-11-29", [], "what is for lunch tomorrow?")
+
+    await plan_tools(Planner(), messages(), 80)  # a plan made before the intent exists: nothing cached keeps it out
+    assert "canteen_menu" not in sent[-1]["prompt"]
+    tools, intents = dict(registry.TOOLS), dict(registry.INTENTS)
+    registry.register(*toy_intent.SPECS)
+    try:
+        sent.clear()
+        calls = await plan_tools(Planner(), messages(), 80)
+        await plan_tools(Planner(), messages(), 20, with_args=False)
+    finally:
+        for table, before in ((registry.TOOLS, tools), (registry.INTENTS, intents)):
+            table.clear()
+            table.update(before)
+    schema, prompt, names = sent[0]["extra_body"]["structured_outputs"]["json"], sent[1]["prompt"], sent[2]
+    assert calls == [{"tool": "canteen_menu", "args": {"date": "2026-11-30"}}]
+    assert "- canteen_menu(" in prompt
+    variants = schema["properties"]["calls"]["items"]["anyOf"]
+    assert {"const": "canteen_menu"} in [v["properties"]["tool"] for v in variants]
+    assert "canteen_menu" in names["extra_body"]["structured_outputs"]["regex"]
