@@ -16,6 +16,7 @@ def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: in
     import random
 
     import torch
+    from tqdm.auto import tqdm
 
     torch.manual_seed(SEED)
     random.seed(SEED)
@@ -26,9 +27,12 @@ def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: in
     names = sorted({lab for _, lab in pairs})
     index = {n: i for i, n in enumerate(names)}
     order = list(range(len(pairs)))
+    bar = tqdm(total=epochs * ((len(order) + batch - 1) // batch), desc="fine-tuning the router's encoder",
+               unit="batch", mininterval=5)
     for _ in range(epochs):
         random.shuffle(order)
         for start in range(0, len(order), batch):
+            bar.update()
             rows = [pairs[i] for i in order[start:start + batch]]
             features = model.tokenize([t for t, _ in rows])
             out = model(features)["sentence_embedding"]
@@ -45,5 +49,6 @@ def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: in
             opt.zero_grad()
             loss.backward()
             opt.step()
+    bar.close()
     model.eval()
     return emb

@@ -49,7 +49,7 @@ class CachedEncoder:
                 found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
             missing = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in found))
             if missing:
-                vecs = np.asarray(self.encoder.embed(missing), dtype=np.float32)
+                vecs = self._embed_missing(missing)
                 new = {hashlib.sha1(t.encode()).hexdigest(): v for t, v in zip(missing, vecs, strict=True)}
                 conn.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)",
                                  [(k, v.tobytes()) for k, v in new.items()])
@@ -59,6 +59,18 @@ class CachedEncoder:
         if not texts:
             return np.zeros((0, int(getattr(self.encoder, "dim", 0) or 0)), np.float32)
         return np.vstack([found[k] for k in keys])
+
+    def _embed_missing(self, texts: list[str]) -> np.ndarray:
+        """Embed what the cache lacks, with a progress bar when it is more than a few seconds' work (set-up)."""
+        from tqdm.auto import tqdm
+
+        out = []
+        with tqdm(total=len(texts), desc=f"embedding with {self.key}", unit="text", disable=len(texts) < _CHUNK,
+                  mininterval=5) as bar:
+            for i in range(0, len(texts), _CHUNK):
+                out.append(np.asarray(self.encoder.embed(texts[i:i + _CHUNK]), dtype=np.float32))
+                bar.update(len(out[-1]))
+        return np.concatenate(out)
 
     def close(self) -> None:
         """Close the encoder it wraps, where it has threads of its own."""
