@@ -227,11 +227,27 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# Commands that serve or ask the desk, or start what serves it: they read the company's folder first.
+_SERVES = ("ask", "ui", "bench", "calibrate", "services up", "cluster up")
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Parse and dispatch; exit code says whether it worked."""
+    """Parse and dispatch; exit code says whether it worked. A company folder that cannot be served is one clear
+    message naming every problem (file and line), not a stack trace, before anything starts.
+    """
     ns = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if ns.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    command = f"{ns.cmd} {getattr(ns, 'action', '')}".strip()
+    if command in _SERVES and not getattr(ns, "url", None) and not getattr(ns, "http", None):
+        from tools.company import CompanyError, open_company
+        from tools.i18n import LANGUAGES
+
+        try:
+            open_company(get_settings().company_dir, LANGUAGES)
+        except CompanyError as exc:
+            print(f"error: {exc}\n(`python -m app company check DIR` lists the same)", file=sys.stderr)
+            sys.exit(2)
     from app.observability import setup_otel
 
     setup_otel()

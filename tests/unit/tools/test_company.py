@@ -127,3 +127,19 @@ def test_an_edited_figure_retires_the_translations_that_still_say_the_old_one(fo
     answer = faq_answer(company.faq["meal-allowance"], "de")
     assert "EUR 35" in answer and "30" not in answer  # the entry's own answer, introduced as such
     assert faq_answer(company.faq["payday"], "de") == company.translations["de"]["payday"].answer
+
+
+def test_the_desk_does_not_start_on_a_broken_folder(folder, monkeypatch, capsys):
+    from app.settings import get_settings
+
+    (folder / "company.yaml").write_text("name: Acme\n")
+    monkeypatch.setenv("COMPANY_DIR", str(folder))
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(SystemExit) as done:
+            main(["ask", "When is payday?"])
+    finally:
+        get_settings.cache_clear()
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "Traceback" not in err
+    assert f"{folder}/company.yaml:1: `payroll_email` must be a non-empty text" in err
