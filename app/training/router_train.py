@@ -152,10 +152,12 @@ def encoder_fingerprint(embedder_name: str) -> str:
 
 
 def faq_fingerprint(faq: dict[str, FaqEntry]) -> str:
-    """Changes whenever an FAQ entry is added, removed or reworded."""
+    """Changes whenever an FAQ entry is added or removed or a way of asking it changes; an answer's wording does
+    not (the heads never read it: an answer edited is served at the next start, or reload, with nothing refitted).
+    """
     h = hashlib.sha256()
     for e in faq.values():
-        h.update("\0".join([e.id, e.question, e.answer, *e.paraphrases]).encode() + b"\1")
+        h.update("\0".join([e.id, e.question, *e.paraphrases]).encode() + b"\1")
     return h.hexdigest()[:16]
 
 
