@@ -25,7 +25,9 @@ from pydantic import BaseModel, Field
 
 from app.auth import AuthError, Identity
 from app.resources import Resources
+from app.runtime import reload_company
 from app.stream import stream_turn
+from tools.company import CompanyError
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -95,3 +97,20 @@ async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)],
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+@router.post("/v1/admin/company/reload")
+async def reload_company_folder(who: Annotated[Identity, Depends(caller)],
+                                resources: Annotated[Resources, Depends(resources_of)]) -> dict[str, Any]:
+    """Serve the company's folder as it is now, without a restart (`app/runtime.py:reload_company`): for the
+    employees `ADMIN_EMPLOYEES` names (403 for anyone else), 422 naming every problem of a folder that cannot be
+    served (the running one stays).
+    """
+    admins = {u.strip().upper() for u in resources.settings.admin_employees.split(",") if u.strip()}
+    if who.user.upper() not in admins:
+        raise HTTPException(403, "reloading the company's folder is for the employees ADMIN_EMPLOYEES names")
+    desk = await resources.get()
+    try:
+        return await reload_company(desk.deps, resources.settings)
+    except CompanyError as exc:
+        raise HTTPException(422, str(exc)) from exc

@@ -143,9 +143,12 @@ def _bench(ns: argparse.Namespace) -> int:
 def _company(ns: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.company import describe
+    from app.company import describe, reload_served
 
-    text, ok = describe(Path(ns.dir) if ns.dir else get_settings().company_dir)
+    if ns.action == "reload":
+        text, ok = reload_served(ns.url, ns.user, get_settings())
+    else:
+        text, ok = describe(Path(ns.dir) if ns.dir else get_settings().company_dir)
     print(text, file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1
 
@@ -169,9 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--redeploy", action="store_true", help="roll the replicas even when they are ready (new code)")
     k.set_defaults(fn=_cluster)
 
-    co = sub.add_parser("company", help="check a company's folder: what it holds and every problem in it")
-    co.add_argument("action", choices=["check"])
-    co.add_argument("dir", nargs="?", help="the folder (default: COMPANY_DIR)")
+    co = sub.add_parser("company", help="check a company's folder (what it holds, every problem in it), or make a "
+                        "served desk read its folder again")
+    co.add_argument("action", choices=["check", "reload"])
+    co.add_argument("dir", nargs="?", help="check: the folder (default: COMPANY_DIR)")
+    co.add_argument("--url", default="http://127.0.0.1:7860", help="reload: the served desk")
+    co.add_argument("--user", default="E1001", help="reload: an employee ADMIN_EMPLOYEES names (signs in with the "
+                    "demo credentials)")
     co.set_defaults(fn=_company)
 
     a = sub.add_parser("ask", help="ask one question, or a JSONL file of them")

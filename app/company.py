@@ -1,9 +1,13 @@
-"""`python -m app company check DIR`: what a company's folder holds (`tools/company.py`) and every problem in it."""
+"""`python -m app company check DIR`: what a company's folder holds (`tools/company.py`) and every problem in it;
+`python -m app company reload`: a served desk reads its folder again, with no restart (`app/api.py`).
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from app.settings import Settings
 from tools.company import check_company
 from tools.i18n import LANGUAGES
 
@@ -28,3 +32,25 @@ def describe(folder: Path) -> tuple[str, bool]:
              *(f"  warning: {w}" for w in company.warnings),
              "  no problems found"]
     return "\n".join(lines), True
+
+
+def reload_served(url: str, user: str, settings: Settings) -> tuple[str, bool]:
+    """Ask the desk served at `url` to read its company's folder again, as `user` (an admin employee); what it
+    answered, and whether it reloaded.
+    """
+    import httpx
+
+    from app.remote import RemoteAsker, RemoteError
+
+    asker = RemoteAsker(url, settings)
+    try:
+        r = asker.client.post(f"{asker.url}/v1/admin/company/reload",
+                              headers={"Authorization": f"Bearer {asker.token(user)}"})
+    except (RemoteError, httpx.HTTPError) as exc:
+        return f"error: {exc}", False
+    finally:
+        asker.close()
+    if r.status_code != 200:
+        json_body = r.headers.get("content-type", "").startswith("application/json")
+        return f"error: HTTP {r.status_code}: {r.json().get('detail') if json_body else r.text}", False
+    return json.dumps(r.json(), indent=2, ensure_ascii=False), True

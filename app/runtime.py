@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import time
+from typing import Any
 
 import torch
 from langchain_openai import ChatOpenAI
@@ -17,7 +19,8 @@ from graph.deps import Deps
 from graph.llm_gate import LLMGate
 from tools.cache import ToolCache
 from tools.client import ToolClient
-from tools.company import open_company
+from tools.company import current, load_company, open_company, use
+from tools.embedding_memo import EmbeddingMemo
 from tools.embeddings import load_embedder
 from tools.i18n import LANGUAGES
 from tools.redis_client import async_redis
@@ -61,6 +64,43 @@ async def build_deps(settings: Settings) -> Deps:
                 tools=ToolClient(settings.backend), llm=make_llm(settings),
                 llm_gate=LLMGate(settings.llm_max_concurrency, settings.llm_max_queue),
                 llm_languages=llm_languages(settings))
+
+
+_RELOADING = asyncio.Lock()  # one reload at a time per process
+
+
+async def reload_company(deps: Deps, settings: Settings) -> dict[str, Any]:
+    """Read the company's folder again and serve it without a restart: its FAQ at once, and the routers' heads
+    refitted for it on cached vectors (no fine-tuning; about as long as a start's refit). A folder that cannot be
+    served changes nothing (`CompanyError`). The encoders stay: a knowledge edit never changes them, so the new
+    heads read the vectors the running encoders compute. While the heads refit, the old ones keep routing; the
+    catalogs name the company from the new folder at once.
+    """
+    async with _RELOADING:
+        t0 = time.perf_counter()
+        company = await asyncio.to_thread(load_company, settings.company_dir, LANGUAGES)
+        before = current()
+        use(company)
+        try:
+            router, other = await asyncio.gather(
+                asyncio.to_thread(load_router, settings),
+                asyncio.to_thread(load_multilingual_router, settings) if settings.multilingual else asyncio.sleep(0))
+        except BaseException:
+            use(before)
+            raise
+        router.other_languages = other
+        for new, old in zip(router.readers(), deps.router.readers(), strict=False):
+            if isinstance(new.embed, EmbeddingMemo) and isinstance(old.embed, EmbeddingMemo) \
+                    and new.embed.embedder is not old.embed.embedder:
+                new.embed.embedder.close()  # a second copy of the running encoder: its thread is not needed
+            new.embed = old.embed  # the running encoder and its memo (the same vectors)
+        deps.faq, deps.router = company.faq, router
+        seconds = round(time.perf_counter() - t0, 1)
+        log.info("company %s reloaded from %s in %.1f s: %d FAQ entries", company.name, company.folder, seconds,
+                 len(company.faq))
+        return {"company": company.name, "folder": str(company.folder), "faq_entries": len(company.faq),
+                "translations": sorted(company.translations), "handbook_pages": len(company.kb_pages),
+                "warnings": [str(w) for w in company.warnings], "seconds": seconds}
 
 
 def llm_languages(settings: Settings) -> tuple[str, ...]:

@@ -119,6 +119,8 @@ class Settings(BaseSettings):
     auth_trusted_header: str | None = Field(None, description="opt-in: user header set by an SSO proxy")
     auth_trusted_proxies: str = Field("", description="comma-separated addresses/CIDRs the header is taken from")
     session_cookie_secure: bool = Field(False, description="mark the chat's session cookie Secure (HTTPS)")
+    admin_employees: str = Field("", description="employee ids that may reload the company's folder without a "
+                                 "restart (`POST /v1/admin/company/reload`), comma-separated; empty: nobody")
     rate_limit: str = Field("30/minute", description="requests per identity, as `limits` parses it")
     login_rate_limit: str = Field("10/minute", description="chat sign-in attempts per employee id and per address")
 
