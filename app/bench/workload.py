@@ -23,7 +23,7 @@ import yaml
 from app.bench.items import FACTS_DB, MONTHS, Facts, Item
 from app.bench.sessions import personal_sessions
 from app.settings import ROOT
-from app.training.router_train import LEAVE_FAQ
+from app.training.router_data import LEAVE_FAQ
 from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
 from tools.domain import HOME_CITIES
 from tools.formatting import month_name

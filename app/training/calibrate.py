@@ -23,8 +23,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from app.settings import ROOT, get_settings
+from app.training.router_cache import DATA
 from app.training.router_thresholds import clopper_pearson_upper
-from app.training.router_train import DATA, choose_model, load_router, load_split
+from app.training.router_train import choose_model, load_router, load_split
 from graph.router import Decision, Router, group_of
 
 REPORT = ROOT / "data" / "calibration.json"

@@ -32,6 +32,15 @@ import yaml
 
 from app.settings import ROOT, Settings, get_settings
 from app.training.public_data import data_files, validation_items
+from app.training.router_cache import c_record, company_faq, faq_fingerprint, known_c, remember_c
+from app.training.router_data import (
+    HEAD_MAPPED_PER_INTENT,
+    HEAD_PUBLIC_PER_INTENT,
+    faq_label,
+    for_company,
+    load_split,
+    with_public,
+)
 from app.training.router_finetune import SEED
 from app.training.router_thresholds import (
     accuracy,
@@ -41,19 +50,6 @@ from app.training.router_thresholds import (
     outcomes,
     shortcut_stats,
     takes_shortcut,
-)
-from app.training.router_train import (
-    HEAD_MAPPED_PER_INTENT,
-    HEAD_PUBLIC_PER_INTENT,
-    c_record,
-    company_faq,
-    faq_fingerprint,
-    faq_label,
-    for_company,
-    known_c,
-    load_split,
-    remember_c,
-    with_public,
 )
 from app.training.vectors import CachedEncoder
 from graph.router import Router

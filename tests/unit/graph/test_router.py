@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from app.training.calibrate import decisions, gold, predicted, report
-from app.training.router_train import DATA, load_router, load_split
+from app.training.router_cache import DATA
+from app.training.router_train import load_router, load_split
 from graph.language import answer_language, is_foreign, written_in
 from graph.router import split_clauses
 from graph.router_model import RouterModel

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from app.settings import ROOT
+from app.training.router_data import LEAVE_FAQ
 from app.training.router_i18n import OTHER_LANGUAGES, load_lang_split
-from app.training.router_train import LEAVE_FAQ
 from tools.faq import load_faq
 from tools.registry import INTENTS
 

@@ -3,7 +3,7 @@
 import pytest
 
 from app.training.public_data import PUBLIC, data_files, public_sets, sample, validation_items
-from app.training.router_train import finetune_examples, training_examples
+from app.training.router_data import finetune_examples, training_examples
 from tools.company import DEFAULT_DIR
 from tools.faq import load_faq
 from tools.registry import INTENTS
