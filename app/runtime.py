@@ -17,6 +17,7 @@ from app.training.router_train import load_router
 from graph import language, times, times_local
 from graph.deps import Deps
 from graph.llm_gate import LLMGate
+from graph.router import Router
 from tools.cache import ToolCache
 from tools.client import ToolClient
 from tools.company import current, load_company, open_company, use
@@ -48,12 +49,7 @@ async def build_deps(settings: Settings) -> Deps:
     await embedder.run(embedder.embed, ["warm up the embedding thread and kernels", "a second, longer sentence"])
     redis = async_redis(settings.redis, socket_timeout=2, socket_connect_timeout=2,
                            health_check_interval=10, retry_on_timeout=False)
-    # The English router and the other languages' (its own encoder and thread) side by side: after a knowledge edit
-    # each refits its heads on cached vectors, and the two fits overlap on the two cores.
-    router, other = await asyncio.gather(
-        asyncio.to_thread(load_router, settings),
-        asyncio.to_thread(load_multilingual_router, settings) if settings.multilingual else asyncio.sleep(0))
-    router.other_languages = other
+    router = await load_routers(settings)
     for r in router.readers():
         if r.embed is not None:  # its own encoder: warm its thread too
             await r.embed(["warm up the router's encoder"])
@@ -64,6 +60,17 @@ async def build_deps(settings: Settings) -> Deps:
                 tools=ToolClient(settings.backend), llm=make_llm(settings),
                 llm_gate=LLMGate(settings.llm_max_concurrency, settings.llm_max_queue),
                 llm_languages=llm_languages(settings))
+
+
+async def load_routers(settings: Settings) -> Router:
+    """The English router and the other languages' (their own encoders and threads), loaded side by side: after a
+    knowledge edit each refits its heads on cached vectors, and the two fits overlap on the two cores.
+    """
+    router, other = await asyncio.gather(
+        asyncio.to_thread(load_router, settings),
+        asyncio.to_thread(load_multilingual_router, settings) if settings.multilingual else asyncio.sleep(0))
+    router.other_languages = other
+    return router
 
 
 _RELOADING = asyncio.Lock()  # one reload at a time per process
@@ -82,13 +89,10 @@ async def reload_company(deps: Deps, settings: Settings) -> dict[str, Any]:
         before = current()
         use(company)
         try:
-            router, other = await asyncio.gather(
-                asyncio.to_thread(load_router, settings),
-                asyncio.to_thread(load_multilingual_router, settings) if settings.multilingual else asyncio.sleep(0))
+            router = await load_routers(settings)
         except BaseException:
             use(before)
             raise
-        router.other_languages = other
         for new, old in zip(router.readers(), deps.router.readers(), strict=False):
             if isinstance(new.embed, EmbeddingMemo) and isinstance(old.embed, EmbeddingMemo) \
                     and new.embed.embedder is not old.embed.embedder:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ class Company:
     stale: frozenset[tuple[str, str]] = frozenset()
     warnings: tuple[Problem, ...] = ()
 
-    @property
+    @cached_property
     def placeholders(self) -> dict[str, str]:
         """What the message catalogs may name: `{company}`, `{hr_portal}`, `{hr_portal_url}`, `{it_phone}`,
         `{it_url}`, `{payroll_email}`, `{hr_email}`.
@@ -80,7 +81,7 @@ class Company:
                 "it_phone": self.it_desk["phone"], "it_url": self.it_desk["url"],
                 "payroll_email": self.payroll_email, "hr_email": self.hr_email}
 
-    @property
+    @cached_property
     def own_words(self) -> frozenset[str]:
         """The company's own names, lower-case (its name, its HR portal, its systems): never a place or a person."""
         return frozenset(w.lower() for w in (self.name, self.hr_portal["name"], *self.systems))

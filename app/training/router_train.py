@@ -42,7 +42,7 @@ from app.training.router_cache import (
     variant,
     vectors_key,
 )
-from app.training.router_data import finetune_examples, for_company, load_split, training_examples
+from app.training.router_data import faq_texts, finetune_examples, for_company, load_split, training_examples
 from app.training.router_finetune import SEED, finetune
 from app.training.router_thresholds import (
     accuracy,
@@ -206,7 +206,6 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     except FileNotFoundError:  # fitted now, on cached vectors: seconds once they are cached
         log.info("fitting the router's head (%s): none cached for this labelled data and FAQ", kind)
         model = train(kind, settings)[0]
-    faq = {e.id: [*e.phrasings, e.answer] for e in company_faq().values()}
     encoder = base
     if kind == "finetuned":
         encoder = Embedder(str(finetuned_encoder(settings, base.name)), settings.embed_backend,
@@ -219,7 +218,7 @@ def load_router(settings: Settings | None = None, kind: str | None = None, stand
     memo = EmbeddingMemo(encoder) if kind == "finetuned" or standalone else None
     leave = leave_train.ensure(settings.cache_dir / "models", encoder.embed, base.embed,
                                key=vectors_key(settings, kind, base.name))
-    return Router(model, memo, faq, leave)
+    return Router(model, memo, faq_texts(), leave)
 
 
 def main(argv: list[str] | None = None) -> int:
