@@ -6,9 +6,12 @@ chat's session cookie), see `app/auth.py`. Events:
 
 - `step`: a node finished (`{"node", "ms", "route"?}`);
 - `delta`: a piece of the answer (`{"text"}`);
+- `error`: the turn could not run (someone else's conversation, it failed): `{"kind", "status", "message"}`,
+  the message in the asker's language (app/failures.py), before the `final` event;
 - `final`: the row `ask --json` prints (answer, route, tools, timings, thread).
 
-401 with a one-line reason when the credential is missing or bad; 429 "slow down" over the rate limit.
+401 with a one-line reason when the credential is missing or bad; 429 "slow down" over the rate limit (in the
+question's language, with Retry-After).
 """
 
 from __future__ import annotations
@@ -56,12 +59,10 @@ async def caller(request: Request) -> Identity:
                                                                         f'error_description="{exc}"'}) from exc
 
 
-async def admit(who: Identity, resources: Resources) -> None:
-    """Count the request against the caller's limit; 429 beyond it."""
-    limit = resources.rate_limit
-    if not await limit.allow(who.user):
-        seconds = await limit.retry_after(who.user)
-        raise HTTPException(429, limit.message(seconds), headers={"Retry-After": str(seconds)})
+async def admit(who: Identity, resources: Resources, question: str, preferred: str | None) -> None:
+    """Count the request against the caller's limit; 429 beyond it, said in the question's language."""
+    if refused := await resources.rate_limit.refuse(who.user, question, preferred):
+        raise HTTPException(refused.status, refused.message, headers=refused.headers)
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -80,9 +81,9 @@ def _step(node: str, update: dict[str, Any]) -> dict[str, Any]:
 async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)],
                resources: Annotated[Resources, Depends(resources_of)], request: Request) -> StreamingResponse:
     """Answer one question for the verified caller, streamed (the credential is checked before the body)."""
-    await admit(who, resources)
-    desk = await resources.get()
     ctx = resources.request_context(request.headers.get("accept-language"))
+    await admit(who, resources, body.q, ctx.language)
+    desk = await resources.get()
 
     async def stream() -> AsyncIterator[bytes]:
         # The client going away closes this stream, which stops the turn (vLLM aborts the request).
@@ -93,6 +94,8 @@ async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)],
                 elif kind == "update":
                     yield _sse("step", _step(*data))
                 else:
+                    if data.get("failure"):  # the turn could not run (app/failures.py)
+                        yield _sse("error", data["failure"])
                     yield _sse("final", data)
 
     return StreamingResponse(stream(), media_type="text/event-stream",

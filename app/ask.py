@@ -10,6 +10,7 @@ import json
 import sys
 from typing import Any
 
+from app.failures import failure_of
 from app.remote import RemoteAsker
 from app.settings import get_settings
 from app.turn import error_row, open_graph, run_turn
@@ -29,8 +30,15 @@ async def ask_one(question: str, user: str, thread: str | None, as_json: bool, o
     if as_json:
         print(json.dumps(row, ensure_ascii=False))
     else:
+        _said_why(row)
         print(f"\n[{row['route']} · {row['total_ms']:.0f} ms · llm calls {row['llm_calls']}]")
     return 0 if not row["error"] else 1
+
+
+def _said_why(row: dict[str, Any]) -> None:
+    """A turn that could not run: its sentence after what streamed, as the chat shows it (app/failures.py)."""
+    if why := failure_of(row):
+        print(("\n\n" if row["answer"] else "") + why.message, end="")
 
 
 def _parse_line(line: bytes, default_user: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -86,6 +94,9 @@ def ask_over_http(url: str, question: str | None, path: str | None, user: str, t
             row = asker.ask({"q": question, "user": user, "thread": thread}, printer)
             if as_json:
                 print(json.dumps(row, ensure_ascii=False))
+            elif failure_of(row):
+                _said_why(row)
+                print(f"\n[{row['route']} · {row['total_ms']:.0f} ms]")
             else:
                 print(f"\n[{row['route']} · {row['total_ms']:.0f} ms]" + (f" {row['error']}" if row["error"] else ""))
             return 0 if not row["error"] else 1

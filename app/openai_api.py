@@ -27,10 +27,11 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from app.api import admit, caller, resources_of
 from app.auth import Identity
+from app.failures import failure_of
 from app.openai_threads import find_thread, remember
 from app.openai_wire import MODEL_ID, Ask, OpenAIError, Reply, path_of, read_request, sse
 from app.stream import stream_turn
-from app.turn import NOT_YOUR_CONVERSATION, new_thread_id
+from app.turn import new_thread_id
 from graph.context import Context
 
 log = logging.getLogger(__name__)
@@ -49,14 +50,12 @@ def _from_http(exc: HTTPException) -> OpenAIError:
 
 
 def _refused(row: dict[str, Any]) -> OpenAIError | None:
-    """A turn that gave no answer: someone else's thread (403), or one that failed (500)."""
-    if row.get("route") == "denied":
-        return OpenAIError(403, NOT_YOUR_CONVERSATION, "permission_error", param=THREAD_HEADER,
-                           code="conversation_not_yours")
-    if row.get("route") == "error":
-        return OpenAIError(500, row.get("error") or "The turn failed; please try again.", "server_error",
-                           code="turn_failed")
-    return None
+    """A turn that could not run (app/failures.py): someone else's thread (403), or one that failed (500)."""
+    if (why := failure_of(row)) is None:
+        return None
+    type_, code = why.openai_type
+    return OpenAIError(why.status, why.message, type_, param=THREAD_HEADER if why.status == 403 else None,
+                       code=code, headers=why.headers)
 
 
 @router.get("/v1/models")
@@ -82,7 +81,7 @@ async def completions(request: Request) -> Response:
         if pinned is not None and not _THREAD_ID.fullmatch(pinned):
             raise OpenAIError(400, f"`{THREAD_HEADER}` must be 8-128 letters, digits, '-' or '_'.",
                               param=THREAD_HEADER, code="invalid_value")
-        await admit(who, resources)
+        await admit(who, resources, ask.question, ctx.language)
     except HTTPException as exc:
         return _from_http(exc).response()
     except OpenAIError as exc:
@@ -102,15 +101,28 @@ async def completions(request: Request) -> Response:
     if ask.stream:
         return StreamingResponse(_chunks(first, events, reply, ask, who, desk),
                                  media_type="text/event-stream", headers={**_STREAM_HEADERS, **headers})
+    sent: list[str] = []
+    row: dict[str, Any] = {}
     async with aclosing(events):
-        row = first[1] if first[0] == "final" else {}
-        async for kind, data in events:
-            if kind == "final":
+        async for kind, data in _from(first, events):
+            if kind == "delta":
+                sent.append(data)
+            elif kind == "final":
                 row = data
     if error := _refused(row):
         return error.response()
-    await remember(desk, who.user, [*ask.history, ("user", ask.question), ("assistant", row["answer"])], thread)
-    return JSONResponse(reply.completion(row["answer"], ask.question, row), headers=headers)
+    answer = "".join(sent)  # what the graph streamed is the answer (graph/nodes.py writes it so)
+    await remember(desk, who.user, [*ask.history, ("user", ask.question), ("assistant", answer)], thread)
+    return JSONResponse(reply.completion(answer, ask.question, row), headers=headers)
+
+
+async def _from(first: tuple[str, Any], events: Events) -> AsyncIterator[tuple[str, Any]]:
+    """The turn's events from the one already read, through its `final` row."""
+    kind, data = first
+    yield kind, data
+    while kind != "final":
+        kind, data = await anext(events)
+        yield kind, data
 
 
 def _context(ctx: Context, ask: Ask) -> Context:
@@ -128,21 +140,18 @@ async def _chunks(first: tuple[str, Any], events: Events, reply: Reply, ask: Ask
     async with aclosing(events):
         yield reply.chunk({"role": "assistant", "content": ""})
         sent: list[str] = []
-        kind, data = first
-        while kind != "final":
+        row: dict[str, Any] = {}
+        async for kind, data in _from(first, events):
             if kind == "delta":
                 sent.append(data)
                 yield reply.chunk({"content": data})
-            kind, data = await anext(events)
-        row = data
+            elif kind == "final":
+                row = data
     if error := _refused(row):  # failed after the answer began: OpenAI's mid-stream error event
         yield sse(error.body())
         yield sse("[DONE]")
         return
-    answer, shown = row.get("answer") or "", "".join(sent)
-    if answer.startswith(shown) and answer != shown:  # a part the graph did not stream (or nothing streamed)
-        yield reply.chunk({"content": answer[len(shown):]})
-        shown = answer
+    shown = "".join(sent)  # the answer: the graph writes each answer as it streams it
     await remember(desk, who.user, [*ask.history, ("user", ask.question), ("assistant", shown)], row["thread"])
     yield reply.chunk({}, "stop", helpdesk=path_of(row))
     if ask.include_usage:

@@ -14,8 +14,8 @@ from limits import parse
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 
+from app.failures import Failure, failure
 from app.settings import Settings
-from tools.i18n import say
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,9 @@ class RateLimit:
             return 1
         return max(1, int(reset - time.time()) + 1)
 
-    def message(self, seconds: int, lang: str = "en") -> str:
-        """The answer a caller over the limit sees, in their language."""
-        return say("rate_limited", lang, amount=self.item.amount, period=self.item.GRANULARITY.name, seconds=seconds)
+    async def refuse(self, user: str, question: str, preferred: str | None = None) -> Failure | None:
+        """Count one question of `user`; over the limit, the failure they read, in the question's language."""
+        if await self.allow(user):
+            return None
+        return failure("rate_limited", question, preferred, retry_after=await self.retry_after(user),
+                       amount=self.item.amount, period=self.item.GRANULARITY.name)

@@ -16,17 +16,15 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
+from app.failures import Failure, failure
 from app.observability import record, run_config, user_hash
 from app.owners import claim, owner_of
 from app.resources import build_resources
 from app.settings import Settings, get_settings
 from graph.context import Context
 from graph.graph import Desk
-from graph.language import answer_language
-from tools.i18n import say
 
 log = logging.getLogger(__name__)
-NOT_YOUR_CONVERSATION = say("not_your_conversation")  # in English; a turn says it in the asker's language
 
 
 class _ThreadTurns:
@@ -119,7 +117,9 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
     """One question through the graph, streamed; returns the row `ask --json` prints.
 
     `desk` is the help desk (`open_graph`), or a bare compiled graph over the same state (the benchmark's
-    plain agent). The text the caller receives is the graph's stream, and the row's `answer` its final state.
+    plain agent). The text the caller receives is the graph's stream, and the row's `answer` its final state: the
+    same text (graph/nodes.py writes each answer as it streams it). A turn that could not run (someone else's
+    conversation, a failure) carries its `failure` (app/failures.py), and its `answer` is what streamed before.
 
     `on_delta(text)` receives each answer piece as it is produced, `on_update(node, update)` each
     node's state update (the chat shows them as steps). `user` comes from a verified credential
@@ -139,15 +139,11 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
             final, denied = await _stream(graph, desk.deps.redis if isinstance(desk, Desk) else None, question, user,
                                           thread, fresh, ctx, deliver, on_update)
         if denied:
-            said = say("not_your_conversation", answer_language(question, None, ctx.language))
-            return {**row, "answer": said, "route": "denied", "tools": [], "llm_calls": 0,
-                    "timings_ms": {}, "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
-                    "error": None}
+            return _failed(row, "denied", failure("not_your_conversation", question, ctx.language), deliver, t0)
     except Exception as exc:  # noqa: BLE001 - one failed question must not stop a batch
         log.exception("turn failed")
-        return {**row, "answer": "".join(deliver.sent), "route": "error", "tools": [], "llm_calls": 0,
-                "timings_ms": {}, "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None,
-                "error": say("turn_failed", answer_language(question, None, ctx.language), kind=type(exc).__name__)}
+        return _failed(row, "error", failure("turn_failed", question, ctx.language, kind=type(exc).__name__),
+                       deliver, t0)
     total = (time.perf_counter() - t0) * 1000
     nxt = final.get("next_turn") or {}
     out = {**row, "answer": final.get("answer", ""), "route": final.get("route"),
@@ -165,6 +161,13 @@ async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | Non
             "error": final.get("error")}
     record(out)
     return out
+
+
+def _failed(row: dict[str, Any], route: str, why: Failure, deliver: _Delivery, t0: float) -> dict[str, Any]:
+    """The row of a turn that could not run: what streamed before it stopped, and why (its `failure`)."""
+    return {**row, "answer": "".join(deliver.sent), "route": route, "tools": [], "llm_calls": 0, "timings_ms": {},
+            "total_ms": round((time.perf_counter() - t0) * 1000, 1), "ttft_ms": None, "error": why.message,
+            "failure": why.as_dict()}
 
 
 def error_row(item: dict[str, Any], error: str) -> dict[str, Any]:

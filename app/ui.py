@@ -14,6 +14,7 @@ from typing import Any
 
 import gradio as gr
 
+from app.failures import failure, failure_of
 from app.resources import Resources
 from app.stream import stream_turn
 from app.turn import new_thread_id
@@ -66,16 +67,13 @@ async def respond(resources: Resources, message: str, history: list, thread: str
     """
     history = list(history or [])
     history.append(gr.ChatMessage(role="user", content=message))
-    employee = request.username
+    employee = request.username or ""
     ctx = resources.request_context(request.headers.get("accept-language"))
     lang = answer_language(message, None, ctx.language)  # the page's own words: the question's language
-    if not employee:  # the session expired between the page load and this message
-        yield [*history, gr.ChatMessage(role="assistant", content=say("ui_session_ended", lang))], message
-        return
-    limit = resources.rate_limit
-    if not await limit.allow(employee):
-        reply = limit.message(await limit.retry_after(employee), lang)
-        yield [*history, gr.ChatMessage(role="assistant", content=reply)], message
+    refused = await resources.rate_limit.refuse(employee, message, ctx.language) if employee else \
+        failure("session_ended", message, ctx.language)  # it ended between the page's load and this message
+    if refused:
+        yield [*history, gr.ChatMessage(role="assistant", content=refused.message)], message
         return
     steps = gr.ChatMessage(role="assistant", content="", metadata={"title": say("ui_working", lang),
                                                                     "status": "pending"})
@@ -98,11 +96,8 @@ async def respond(resources: Resources, message: str, history: list, thread: str
                 lines += step_lines(*payload)
                 steps.content = "\n".join(lines)
             yield history, ""
-    if row.get("answer"):  # the final text (an answer cut for repeating itself is shorter than its stream)
-        text = row["answer"]
-    if row.get("error") and row["error"] not in text:
-        text = (text + "\n\n" if text else "") + row["error"]
-    answer.content = text
+    if why := failure_of(row):  # the turn could not run: why, after what streamed (app/failures.py)
+        answer.content = (text + "\n\n" if text else "") + why.message
     lang = (row.get("router") or {}).get("lang") or lang
     first = say("ui_first_token", lang, ms=f"{row['ttft_ms']:.0f}") if row.get("ttft_ms") is not None else ""
     steps.metadata = {"title": say("ui_path", lang, route=row.get("route"), ms=f"{row['total_ms']:.0f}", first=first),

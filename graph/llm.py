@@ -28,6 +28,10 @@ from tools.registry import QUESTION, TOOLS, USER, depends_on
 
 log = logging.getLogger(__name__)
 REPEAT_NGRAM = 6
+# A word, as the repetition cut counts them: a run of letters between spaces, or one Chinese or Japanese
+# character (those scripts put no spaces between words, so a loop there is a run of characters said again).
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af"
+WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 
 
 def plan_names_regex() -> str:
@@ -121,7 +125,7 @@ def repeat_start(text: str, n: int = REPEAT_NGRAM) -> int | None:
     Small models at greedy decoding loop on one sentence until the token limit; an answer is cut
     at the start of the repeat.
     """
-    words = list(re.finditer(r"\S+", text))
+    words = list(WORD.finditer(text))
     seen: set[tuple[str, ...]] = set()
     for i in range(len(words) - n + 1):
         gram = tuple(w.group(0).lower().strip(".,;:!?") for w in words[i:i + n])
@@ -131,10 +135,31 @@ def repeat_start(text: str, n: int = REPEAT_NGRAM) -> int | None:
     return None
 
 
+def safe_end(text: str, n: int = REPEAT_NGRAM) -> int:
+    """How much of a growing answer can leave now: all but its last `n` words. A repeat found later starts inside
+    them (the last word may still be growing), so what left is never cut afterwards: the stream is the answer.
+    """
+    words = list(WORD.finditer(text))
+    return words[-n - 1].end() if len(words) > n else 0
+
+
 async def write_answer(llm: BaseChatModel, messages: list[AnyMessage], max_tokens: int,
-                       on_delta: Callable[[str], None], gate: LLMGate | None = None) -> str:
-    """Stream the answer, passing each piece to `on_delta` as it arrives; stop when it starts repeating."""
+                       on_delta: Callable[[str], None], gate: LLMGate | None = None, lead: str = "",
+                       interrupted: str = "") -> str:
+    """Stream the answer through `on_delta` and return exactly what it sent: `lead` (a sentence the node puts before
+    the model's words) with the first piece, the model's text a few words behind the model (`safe_end`), cut where
+    it starts repeating itself, and `interrupted` after it when the model stops sending mid-answer.
+    Raises LLMUnavailable, having sent nothing, when the model gives no text at all.
+    """
     parts: list[str] = []
+    sent = 0  # of `lead + body`: the characters on_delta has had
+
+    def send_to(answer: str, end: int) -> None:
+        nonlocal sent
+        if end > sent:
+            on_delta(answer[sent:end])
+            sent = end
+
     # Mild penalties: on SmolLM2-135M, 0.4 / 1.15 made answers longer and more inventive (measured), these
     # keep quoting figures; the repetition cut below catches the loops they do not prevent.
     bound = llm.bind(max_tokens=max_tokens, frequency_penalty=0.1, extra_body={"repetition_penalty": 1.05})
@@ -143,23 +168,29 @@ async def write_answer(llm: BaseChatModel, messages: list[AnyMessage], max_token
                     contextlib.aclosing(_generator(bound.with_config(run_name="answer_llm").astream(messages)))
                     as stream):
             async for chunk in stream:
-                text = str(chunk.content or "")
-                if text:
-                    parts.append(text)
-                    cut = repeat_start("".join(parts))
-                    if cut is not None:  # closing the stream (now, on the way out) aborts the request in vLLM
-                        log.info("answer started repeating itself after %d characters; cut", cut)
-                        return "".join(parts)[:cut].rstrip()
-                    on_delta(text)
+                if not (text := str(chunk.content or "")):
+                    continue
+                parts.append(text)
+                body = "".join(parts).lstrip()
+                if (cut := repeat_start(body)) is not None:  # closing the stream (on the way out) aborts it in vLLM
+                    log.info("answer started repeating itself after %d characters; cut", cut)
+                    answer = lead + body[:cut].rstrip()
+                    send_to(answer, len(answer))
+                    return answer
+                if body:
+                    send_to(lead + body, len(lead) + safe_end(body))
     except LLMUnavailable:
         raise
     except Exception as exc:  # noqa: BLE001
-        if parts:  # keep what was said, tell the user the rest is missing
-            note = " [The answer was cut short: the language model stopped responding.]"
-            on_delta(note)
-            return "".join(parts) + note
+        if body := "".join(parts).strip():  # keep what was said, tell the user the rest is missing
+            answer = f"{lead}{body} {interrupted}".rstrip()
+            send_to(answer, len(answer))
+            return answer
         raise LLMUnavailable(_llm_error(exc)) from exc
-    return "".join(parts).strip()
+    body = "".join(parts).strip()
+    answer = lead + body if body else ""
+    send_to(answer, len(answer))
+    return answer
 
 
 def _generator(stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:

@@ -173,12 +173,13 @@ class Nodes:
         parts = state.get("parts") or []
         streamed: list[int] = []
         arrived: list[Any] = []
+        said = [state.get("streamed") or ""]
 
         def stream_ready_parts(result: Any = None) -> None:
             """Progressive answers: each part of a compound request as soon as its own tools returned."""
             if result is not None:
                 arrived.append(result)
-            templates.stream_parts(parts, arrived, streamed)
+            said.append(templates.stream_parts(parts, arrived, streamed))
 
         # Each part as soon as its tools returned; a one-part answer too, a LangGraph step before compose_answer.
         progressive = ctx.progressive_enabled and state["route"] == "template" and bool(parts)
@@ -189,7 +190,7 @@ class Nodes:
         left_ahead = len(ahead & prefetched.keys())
         for task in prefetched.values():  # what the plan did not take is wasted: stop it
             task.cancel()
-        update: dict[str, Any] = {"streamed_parts": streamed}
+        update: dict[str, Any] = {"streamed_parts": streamed, "streamed": "".join(said)}
         if (nt := state.get("next_turn") or {}).get("offered") or nt.get("in_flight"):  # the last turn's prefetch
             results, update["next_turn"] = await self.next_turn.settle(thread_of(), nt, results, left_ahead)
         update["results"] = results
@@ -257,17 +258,13 @@ class Nodes:
         messages = writing_messages(state["profile"], today, history, state["question"], language) \
             if state.get("intent") == "free_writing" else \
             answer_messages(state["profile"], today, history, state["question"], llm.results_text(results), language)
-        if note:
-            emit(note + " ")
         try:
-            answer = await llm.write_answer(self.deps.llm, messages, ctx.answer_max_tokens, emit, self.deps.llm_gate)
-            answer = f"{note} {answer}" if note else answer
-        except llm.LLMUnavailable as exc:
+            answer = await llm.write_answer(self.deps.llm, messages, ctx.answer_max_tokens, emit, self.deps.llm_gate,
+                                            lead=f"{note} " if note else "", interrupted=say("answer_cut_short", lang))
+        except llm.LLMUnavailable as exc:  # nothing was sent: what the tools fetched, else why there is no answer
             said = say(exc.key, lang)
-            answer = templates.render_partial(state.get("parts") or [], results) or said
-            emit_chunked(answer)
-            return {**self._finish(state, answer, state.get("llm_calls", 0) + 1), "error": said,
-                    "answered_by": "error"}
+            answer = sentences(lang, templates.render_partial(state.get("parts") or [], results) or "", said)
+            return {**self._said(state, answer, "error", state.get("llm_calls", 0) + 1), "error": said}
         return {**self._finish(state, answer, state.get("llm_calls", 0) + 1), "answered_by": "llm"}
 
     @timed
@@ -276,13 +273,14 @@ class Nodes:
         emit_chunked(state["answer"])
         return {"messages": [AIMessage(state["answer"])]}
 
-    def _said(self, state: State, answer: str, how: AnsweredBy) -> dict[str, Any]:
-        """Stream an answer written without the LLM (what call_tools already streamed is not repeated)."""
-        parts = state.get("parts") or []
-        already = " ".join(templates.render_part(parts, i, state.get("results") or []) or ""
-                           for i in state.get("streamed_parts") or [])
-        emit_chunked(answer[len(already):] if already and answer.startswith(already) else answer)
-        return {**self._finish(state, answer, state.get("llm_calls", 0)), "answered_by": how}
+    def _said(self, state: State, answer: str, how: AnsweredBy, llm_calls: int | None = None) -> dict[str, Any]:
+        """Stream an answer written without the LLM after what this turn already streamed (call_tools' parts),
+        which it continues: the answer recorded is the text the reader has.
+        """
+        answer = continued(state.get("streamed") or "", answer, state.get("lang", "en"))
+        emit_chunked(answer[len(state.get("streamed") or ""):])
+        calls = state.get("llm_calls", 0) if llm_calls is None else llm_calls
+        return {**self._finish(state, answer, calls), "answered_by": how}
 
     def _finish(self, state: State, answer: str, llm_calls: int) -> dict[str, Any]:
         update: dict[str, Any] = {"answer": answer, "llm_calls": llm_calls, "messages": [AIMessage(answer)]}
@@ -298,3 +296,8 @@ class Nodes:
                 self.next_turn.launch(thread, state["user"], state.get("last_intents") or [], intents, said,
                                       current_context())
         return update
+
+
+def continued(streamed: str, answer: str, lang: str) -> str:
+    """The answer as its reader has it: one that starts with what already streamed is that; another one follows it."""
+    return answer if answer.startswith(streamed) else sentences(lang, streamed, answer)

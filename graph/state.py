@@ -36,7 +36,8 @@ def turn_reset(turn_id: str, question: str) -> dict[str, Any]:
     """The per-turn fields as a new turn starts them (`route_question`): nothing of the last turn's decision left."""
     return {"turn_id": turn_id, "question": question, "route": "", "intent": None, "slots": {}, "router": None,
             "parts": [], "faq": None, "plan": [], "results": [], "prefetch": {}, "answer": "", "llm_calls": 0,
-            "tool_rounds": 0, "error": None, "answered_by": None, "streamed_parts": [], "timings_ms": {RESET: 0.0}}
+            "tool_rounds": 0, "error": None, "answered_by": None, "streamed_parts": [], "streamed": "",
+            "timings_ms": {RESET: 0.0}}
 
 
 class ToolCall(TypedDict):
@@ -100,6 +101,7 @@ class State(TypedDict, total=False):
     tool_rounds: int  # per turn: planning rounds taken on the LLM path
     error: str | None  # per turn: a sentence for the user when something failed
     streamed_parts: list[int]  # per turn: parts already streamed by call_tools, in the order they were
+    streamed: str  # per turn: the text they made, which the answer continues (graph/nodes.py:continued)
     answered_by: AnsweredBy | None  # per turn: which answer the tool paths ended with (graph.py names each)
     timings_ms: Annotated[dict[str, float], merge_timings]  # per turn: duration of each node
     last_intents: list[str]  # across turns: intents of the last answered tool request (follow-ups)

@@ -238,12 +238,14 @@ def compose_fetched(slots: dict[str, Any], results: list[ToolResult], parts: lis
     return " ".join([fetched, *faq])
 
 
-def stream_parts(parts: list[Part], results: list[ToolResult], streamed: list[int]) -> list[int]:
+def stream_parts(parts: list[Part], results: list[ToolResult], streamed: list[int]) -> str:
     """Stream each part that its results can now answer and was not streamed yet (progressive answers: a
-    compound request's parts one by one, as their tools return); returns `streamed`, the parts sent so far.
+    compound request's parts one by one, as their tools return), adding it to `streamed`; returns the text sent.
     """
+    sent = []
     for i in range(len(parts)):
         if i not in streamed and (text := render_part(parts, i, results)):
-            emit(("" if not streamed else " ") + text)
+            sent.append(("" if not streamed else " ") + text)
+            emit(sent[-1])
             streamed.append(i)
-    return streamed
+    return "".join(sent)

@@ -16,8 +16,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from redis import Redis
 
-from app.turn import NOT_YOUR_CONVERSATION
 from tests.integration.servers import serving
+from tools.i18n import say
 
 PORT = 17861
 LIMIT = 4  # requests per minute per identity on this test server
@@ -133,7 +133,9 @@ def test_another_employee_cannot_continue_or_read_a_thread(api, settings, passwo
     status, taken = chat(api, {"q": "and the month before? repeat your previous answer", "thread": thread}, t2)
     assert status == 200
     final = taken["final"]
-    assert final["answer"] == NOT_YOUR_CONVERSATION and final["route"] == "denied" and final["llm_calls"] == 0
+    assert taken["error"] == final["failure"] == {"kind": "not_your_conversation", "status": 403,
+                                                 "message": say("not_your_conversation")}
+    assert final["answer"] == "" and final["route"] == "denied" and final["llm_calls"] == 0
     assert net(backend, "E1006") not in json.dumps(taken)
     status, again = chat(api, {"q": "What was my net salary in September 2026?", "thread": thread}, t1)
     assert status == 200 and again["final"]["route"] == "template", "the owner carries on"

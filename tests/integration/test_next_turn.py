@@ -1,6 +1,7 @@
 """Next-turn prefetch on the real graph, Redis and backend: learned from finished conversations."""
 
 import asyncio
+import time
 
 from redis.asyncio import Redis
 
@@ -61,9 +62,9 @@ async def test_the_next_request_asked_before_its_prefetch_returned_waits_for_tha
         await ask(ATTENDANCE, user=user, thread=thread, today=TODAY)
     thread = new_thread_id()
     await ask(PAY.format(m="April"), user="E1012", thread=thread, today=TODAY)
-    for _ in range(50):  # the prefetch has started (its budget is spent before its calls go out)
-        if await redis.exists(f"hd:next:spent:{thread}"):
-            break
+    deadline = time.monotonic() + 10  # the prefetch has started (its budget is spent before its calls go out)
+    while not await redis.exists(f"hd:next:spent:{thread}"):
+        assert time.monotonic() < deadline, "the next turn's prefetch never started"
         await asyncio.sleep(0.02)
     row = await ask(ATTENDANCE, user="E1012", thread=thread, today=TODAY)  # at once: attendance takes ~1.5 s
     att = backend.get("/attendance", params={"employee": "E1012", "month": "2026-04"}).json()

@@ -12,9 +12,9 @@ import openai
 import pytest
 
 from app.openai_wire import MODEL_ID
-from app.turn import NOT_YOUR_CONVERSATION
 from tests.integration.servers import serving
 from tests.integration.test_auth import login, net, passwords, signed  # noqa: F401 - passwords is a fixture
+from tools.i18n import say
 
 PORT = 17863
 LEAVE = "How many leave days do I have left?"
@@ -94,7 +94,7 @@ def test_another_employee_is_refused_on_that_conversation(client_for, backend):
                {"role": "user", "content": SEPTEMBER}]
     with pytest.raises(openai.PermissionDeniedError) as refused:
         ask(intruder, history, extra_headers={"X-Thread-Id": thread})
-    assert refused.value.code == "conversation_not_yours" and NOT_YOUR_CONVERSATION in refused.value.message
+    assert refused.value.code == "conversation_not_yours" and say("not_your_conversation") in refused.value.message
     with pytest.raises(openai.PermissionDeniedError):
         streamed(intruder, history, extra_headers={"X-Thread-Id": thread})
     done, theirs = ask(intruder, history)  # the same history, no pin: their own new thread

@@ -15,17 +15,20 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI
 from langgraph.checkpoint.memory import InMemorySaver
+from limits import parse
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from app import openai_api
 from app.auth import Verifier
+from app.failures import failure
 from app.openai_wire import MODEL_ID, estimate_tokens
+from app.ratelimit import RateLimit
 from app.settings import Settings
 from app.stream import stream_turn
-from app.turn import NOT_YOUR_CONVERSATION
 from graph.context import Context
 from graph.graph import build_desk
 from tests.unit.conftest import make_deps
+from tools.i18n import say
 
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 LEAVE = "How many leave days do I have left?"
@@ -50,8 +53,8 @@ class FakeLimit:
     async def retry_after(self, user: str) -> int:
         return 42
 
-    def message(self, seconds: int) -> str:
-        return f"Slow down: try again in {seconds} s."
+    item = parse("30/minute")
+    refuse = RateLimit.refuse
 
 
 class FakeResources:
@@ -176,7 +179,7 @@ async def test_another_employees_token_on_a_pinned_thread_is_refused(client, res
     _, thread = await ask(client(), [user(PAY)])
     with pytest.raises(openai.PermissionDeniedError) as refused:
         await ask(client("E1002"), [user("and last month?")], extra_headers={"X-Thread-Id": thread})
-    assert refused.value.code == "conversation_not_yours" and NOT_YOUR_CONVERSATION in refused.value.message
+    assert refused.value.code == "conversation_not_yours" and say("not_your_conversation") in refused.value.message
     with pytest.raises(openai.PermissionDeniedError):
         await client("E1002").chat.completions.create(model=MODEL_ID, messages=[user("and last month?")],
                                                       stream=True, extra_headers={"X-Thread-Id": thread})
@@ -276,7 +279,8 @@ async def test_without_redis_the_desk_still_answers_in_a_new_thread(client, reso
 
 
 async def test_a_turn_that_fails_is_an_error_openai_clients_raise(client, monkeypatch):
-    failed = {"route": "error", "error": "Something went wrong while answering (Boom); please try again."}
+    why = failure("turn_failed", "fail", kind="Boom")
+    failed = {"route": "error", "error": why.message, "failure": why.as_dict()}
 
     async def stream_turn(desk, question, user, thread, ctx):
         if "late" in question:

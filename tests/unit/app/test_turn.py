@@ -19,6 +19,7 @@ from graph.context import Context
 from graph.graph import build_desk
 from graph.kit import emit
 from tests.unit.conftest import make_deps
+from tools.i18n import say
 
 
 class FakeGraph:
@@ -130,7 +131,9 @@ async def test_someone_elses_conversation_is_refused_before_the_graph_reads_it()
     got: list[str] = []
     theirs = await turn.run_turn(desk, "When is payday?", "E1002", mine["thread"], Context(today="2026-11-29"),
                                  on_delta=got.append)
-    assert theirs["route"] == "denied" and theirs["answer"] == turn.NOT_YOUR_CONVERSATION and got == []
+    assert theirs["route"] == "denied" and theirs["answer"] == "" and got == []
+    assert theirs["failure"] == {"kind": "not_your_conversation", "status": 403, "message": theirs["error"]}
+    assert theirs["error"] == say("not_your_conversation")
     assert calls == ["What was my salary last month?"]  # the intruder's question was never routed
     state = (await desk.graph.aget_state({"configurable": {"thread_id": mine["thread"]}})).values
     assert [m.content for m in state["messages"]][-2:] == ["What was my salary last month?", mine["answer"]]

@@ -77,3 +77,58 @@ async def test_a_cut_answer_closes_its_stream_before_it_returns():
     text = await write_answer(Streamed(), [HumanMessage("leave?")], 200, shown.append)  # type: ignore[arg-type]
     assert closed == [True]  # the request's stream was closed by the time the answer came back
     assert text.startswith(sentence.strip()) and text.count(sentence.strip()) < 5  # the repeat was cut off
+
+
+class _Tokens:
+    """A chat model streaming the given pieces, then failing when `fail` says so (a server that went away)."""
+
+    def __init__(self, pieces: list[str], fail: bool = False) -> None:
+        self.pieces, self.fail = pieces, fail
+
+    def bind(self, **_kw):
+        return self
+
+    def with_config(self, **_kw):
+        return self
+
+    async def astream(self, _messages):
+        for piece in self.pieces:
+            yield AIMessage(piece)
+        if self.fail:
+            raise ConnectionError("server went away")
+
+
+def _tokens(text: str) -> list[str]:
+    """The text as a model streams it: a few characters a piece, words split across pieces."""
+    return [text[i:i + 3] for i in range(0, len(text), 3)]
+
+
+@pytest.mark.parametrize("reply", [
+    "  Yes, yes, yes, yes, yes, yes, yes, yes, yes, yes, yes, yes, yes, yes",
+    "You can ask HR in the portal for the form. You can ask HR in the portal for the form. You can ask",
+    "Paternity leave is 4 weeks at full pay. Agree the dates with your manager.  ",
+    "是的 是的 是的 是的 是的 是的 是的 是的 是的 是的 是的 是的",
+    "您的工资单在门户网站的工资栏目下。您的工资单在门户网站的工资栏目下。您的工资单",
+    "One two."])
+async def test_what_streams_is_exactly_the_answer_even_when_it_is_cut(reply):
+    from graph.llm import write_answer
+
+    shown: list[str] = []
+    text = await write_answer(_Tokens(_tokens(reply)), [HumanMessage("q")], 200, shown.append,  # type: ignore[arg-type]
+                              lead="Note: ")
+    assert "".join(shown) == text and text.startswith("Note: ") and repeat_start(text) is None
+    assert reply.strip().startswith(text.removeprefix("Note: "))
+
+
+async def test_an_answer_the_model_stops_sending_says_so_and_keeps_what_streamed():
+    from graph.llm import LLMUnavailable, write_answer
+
+    shown: list[str] = []
+    text = await write_answer(_Tokens(_tokens("Your payslip is in the portal under Pay"), fail=True),  # type: ignore[arg-type]
+                              [HumanMessage("q")], 200, shown.append, interrupted="[cut short]")
+    assert text == "Your payslip is in the portal under Pay [cut short]" == "".join(shown)
+    shown.clear()
+    with pytest.raises(LLMUnavailable):  # nothing came: nothing was sent, the node explains
+        await write_answer(_Tokens([], fail=True), [HumanMessage("q")], 200, shown.append,  # type: ignore[arg-type]
+                           lead="Note: ")
+    assert shown == []
