@@ -33,6 +33,7 @@ from graph.kit import context_of, normalize
 from graph.language import written_in
 from graph.next_turn import NextTurn
 from graph.nodes import Nodes
+from graph.outcomes import OUTCOMES
 from graph.paths import AnsweredBy
 from graph.state import InputState, State
 
@@ -87,16 +88,9 @@ def how_answered(state: State) -> AnsweredBy:
     return state.get("answered_by") or "llm"
 
 
-# compose_answer's outcomes: every one but "llm" is a finished answer written without the LLM.
-ANSWER_OUTCOMES: dict[Hashable, str] = {  # keys: graph.paths.AnsweredBy, but write_answer's "draft"
-    "error": END,  # the LLM or a service was unreachable: the reason, in one sentence
-    "template": END,  # every part rendered from its tools' results
-    "partial": END,  # some tools failed: what could be fetched, and what could not
-    "closest_faq": END,  # the likely FAQ entry, offered as the closest answer with where to ask otherwise
-    "handbook_quote": END,  # the handbook sentences that answer the question, quoted
-    "not_in_handbook": END,  # nothing sure: say so and name where to ask (or what the desk covers)
-    "llm": "write_answer",  # templates off, and no quote: the LLM writes from the results
-}
+# compose_answer's outcomes (graph/outcomes.py, in the order they are tried) each end the turn with an answer written
+# without the LLM; "llm" hands over to write_answer.
+ANSWER_OUTCOMES: dict[Hashable, str] = {**{how: END for how, _ in OUTCOMES}, "llm": "write_answer"}
 
 
 @dataclass(frozen=True)

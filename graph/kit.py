@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.config import get_config, get_stream_writer
 from langgraph.runtime import Runtime, get_runtime
+from langgraph.types import Overwrite
 
 from graph.context import Context
 from graph.state import State
@@ -30,9 +31,11 @@ def timed(fn: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitab
         t0 = time.perf_counter()
         with node_span(fn.__name__):
             update = await fn(self, state, runtime)
-        timings = dict(update.get("timings_ms") or {})
-        timings[fn.__name__] = (time.perf_counter() - t0) * 1000
-        return {**update, "timings_ms": timings}
+        took = {fn.__name__: (time.perf_counter() - t0) * 1000}
+        timings = update.get("timings_ms")
+        if isinstance(timings, Overwrite):  # a new turn's first node: its own time is the turn's first
+            return {**update, "timings_ms": Overwrite({**timings.value, **took})}
+        return {**update, "timings_ms": {**(timings or {}), **took}}
 
     return wrapper
 

@@ -8,7 +8,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from graph import drafts, extract, llm, templates
+from graph import drafts, llm, outcomes, templates
 from graph.context import Context
 from graph.deps import Deps
 from graph.executor import TurnPrefetches, run_plan
@@ -19,7 +19,7 @@ from graph.parts import label_of, llm_parts
 from graph.paths import ROUTE_OF, AnsweredBy, Route
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
-from graph.replies import closest_faq, faq_answer, not_in_handbook, out_of_scope, refusal, unknown_employee
+from graph.replies import faq_answer, refusal, unknown_employee
 from graph.slots import reusable
 from graph.state import Part, State, pinned_profile
 from graph.template_plan import plan_template, reading_plan, slots_of, update_of, wants_search_embedding
@@ -202,47 +202,11 @@ class Nodes:
 
     @timed
     async def compose_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Every answer the LLM does not write, and which one it was (`answered_by`, a named edge):
-        an error explained, the templates' answer, a partial answer, a handbook quote, "not in the
-        handbook" (or what the desk covers, for small talk), or "llm" when only the LLM can answer.
+        """Every answer the LLM does not write, under the name of the outcome that wrote it (graph/outcomes.py), or
+        "llm" when only the LLM can answer.
         """
-        return await self._compose(state, context_of(runtime))
-
-    async def _compose(self, state: State, ctx: Context) -> dict[str, Any]:
-        results = state.get("results") or []
-        if error := state.get("error"):
-            return self._said(state, error, "error")
-        if state["route"] == "template" or ctx.templates_enabled:
-            # A compound request's handbook parts: quoted (or "not in the handbook") beside the other parts' answers.
-            parts = await extract.quote_parts(state.get("parts") or [], results, self.deps.embed_many,
-                                              ctx.kb_answer_threshold)
-            streamed = state.get("streamed_parts") or []
-            decision = state.get("router")
-            candidate = decision.faq_candidate if decision else None  # likely, not sure: offered as such
-            lang = state.get("lang", "en")
-            offered = ctx.faq_fallback_enabled and candidate in self.deps.faq
-            offer = closest_faq(self.deps.faq[candidate], lang) if offered and candidate else None
-            answer = templates.compose(parts, results, streamed)
-            if answer is None and state["route"] == "llm":
-                answer = templates.compose_fetched(state["slots"], results, parts, offer)
-            if answer is not None:
-                return self._said(state, answer, "template")
-            if partial := templates.render_partial(parts, results, streamed):
-                return self._said(state, partial, "partial")
-            small_talk = decision is not None and decision.small_talk
-            if any(r["name"] == "kb_search" for r in results) or state["route"] == "llm" or small_talk:
-                if offer:
-                    return self._said(state, offer, "closest_faq")
-                # Handbook questions are quoted, never paraphrased by a small model; nothing sure: say so. What the
-                # router reads as no company matter is not quoted (on train+dev 16 of 17 such quotes were wrong).
-                if not small_talk and (quote := await extract.quote(state["question"], results, self.deps.embed_many,
-                                                                    ctx.kb_answer_threshold)):
-                    # The handbook is English: in another language its words are quoted as they are, introduced so
-                    intro = say("handbook_in_english", lang) if lang != "en" else ""
-                    return self._said(state, sentences(lang, intro, quote), "handbook_quote")
-                return self._said(state, out_of_scope(lang) if small_talk else not_in_handbook(results, lang),
-                                  "not_in_handbook")
-        return {"answered_by": "llm"}
+        how, answer = await outcomes.first_outcome(state, context_of(runtime), self.deps)
+        return self._said(state, answer, how) if answer is not None else {"answered_by": "llm"}
 
     @timed
     async def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:

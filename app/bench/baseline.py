@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from app.bench.lc_tools import make_tools
 from graph import llm
@@ -69,7 +70,7 @@ def build_plain_agent(deps: Deps, checkpointer: Any = None):
                     args["employee"] = state["user"]  # identity from the session, arguments from the model
                 calls.append(ToolCall(id=f"{name}{i}", name=name, args=args, depends_on=[]))
         return {"plan": calls, "profile": profile, "llm_calls": 1, "route": "plain", "results": [],
-                "timings_ms": {"__reset__": 0.0, "plan": (time.perf_counter() - t0) * 1000}}
+                "timings_ms": Overwrite({"plan": (time.perf_counter() - t0) * 1000})}
 
     async def run_tools(state: PlainState, runtime: Runtime[Context]) -> dict[str, Any]:
         t0 = time.perf_counter()

@@ -1,12 +1,14 @@
-"""`merge_timings`, the reducer of `timings_ms`: node durations add up within a turn and start afresh on the next."""
+"""The per-turn state: `merge_timings`, the reducer of `timings_ms` (node durations add up within a turn and start
+afresh on the next, through LangGraph's `Overwrite`), and the fields a turn starts from, read from `State`."""
 
 import operator
 from typing import Annotated, TypedDict
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Overwrite
 
-from graph.state import RESET, merge_timings
+from graph.state import State, merge_timings, turn_reset
 
 
 def test_nothing_new_keeps_the_old_timings_as_a_copy():
@@ -30,16 +32,21 @@ def test_sums_are_rounded_to_microseconds():
     assert merge_timings(None, {"a": 1.23456}) == {"a": 1.235}
 
 
-def test_reset_drops_the_previous_turns_timings_and_is_not_kept():
-    merged = merge_timings({"route": 5.0, "write_answer": 7.0}, {RESET: 0.0, "route_question": 0.4})
-    assert merged == {"route_question": 0.4}
-    assert merge_timings({"route": 5.0}, {RESET: 0.0}) == {}
-
-
 def test_inputs_are_not_mutated():
-    old, new = {"a": 1.0}, {"a": 2.0, RESET: 0.0}
+    old, new = {"a": 1.0}, {"a": 2.0}
     merge_timings(old, new)
-    assert old == {"a": 1.0} and new == {"a": 2.0, RESET: 0.0}
+    assert old == {"a": 1.0} and new == {"a": 2.0}
+
+
+def test_a_new_turn_starts_every_field_declared_per_turn_and_keeps_the_rest():
+    fresh = turn_reset("t2", "and in May?")
+    assert fresh["turn_id"] == "t2" and fresh["question"] == "and in May?"
+    assert isinstance(fresh["timings_ms"], Overwrite)
+    assert fresh["answer"] == "" and fresh["results"] == [] and fresh["router"] is None and fresh["llm_calls"] == 0
+    assert not {"messages", "user", "profile", "last_intents", "last_slots"} & fresh.keys()  # the conversation's
+    assert set(State.__annotations__) - fresh.keys() == {"messages", "user", "profile", "last_intents", "last_slots"}
+    fresh["results"].append("x")
+    assert turn_reset("t3", "q")["results"] == []  # each turn gets its own copy
 
 
 class S(TypedDict, total=False):
@@ -50,7 +57,7 @@ class S(TypedDict, total=False):
 def _graph():
     """route_question resets; plan runs twice (a re-plan) and two branches run in the same step."""
     g = StateGraph(S)
-    g.add_node("route_question", lambda s: {"timings_ms": {RESET: 0.0, "route_question": 1.0}})
+    g.add_node("route_question", lambda s: {"timings_ms": Overwrite({"route_question": 1.0})})
     g.add_node("plan", lambda s: {"timings_ms": {"plan": 2.0}, "hops": 1})
     g.add_node("tools_a", lambda s: {"timings_ms": {"tools_a": 3.0}})
     g.add_node("tools_b", lambda s: {"timings_ms": {"tools_b": 4.0}})
