@@ -83,13 +83,14 @@ def _ask(ns: argparse.Namespace) -> int:
 def _ui(ns: argparse.Namespace) -> int:
     from app.settings import get_settings
     from app.web import serve
+    from tools.demo_backend.db import EMPLOYEES
     from tools.demo_backend.identity import credentials_file
 
     settings = get_settings()
     where = f"http://{ns.host or settings.ui_host}:{ns.port or settings.ui_port}/"
     print(f"Chat: {where} (sign in first; API: POST {where}v1/chat with a bearer token)")
     if not settings.backend_url:  # the demo identity provider
-        print(f"Demo sign-in: employee ids E1001..E1020; their passwords are in "
+        print(f"Demo sign-in: employee ids E1001..E{1000 + EMPLOYEES}; their passwords are in "
               f"{credentials_file(settings.demo_db)} (readable by you only)", flush=True)
     serve(host=ns.host, port=ns.port)
     return 0
@@ -130,8 +131,13 @@ def _bench(ns: argparse.Namespace) -> int:
         from pathlib import Path
 
         from app.bench.cluster_load import run
+        from app.remote import RemoteError
 
-        result = run(ns.http, get_settings(), ns.sessions, ns.per_session)
+        try:
+            result = run(ns.http, get_settings(), ns.sessions, ns.per_session)
+        except RemoteError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         Path(ns.out).mkdir(parents=True, exist_ok=True)
         (Path(ns.out) / "http-load.json").write_text(json.dumps(result, indent=2))  # with every row
         print(json.dumps({k: v for k, v in result.items() if k != "rows"}, indent=2))

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langgraph.types import Overwrite
 
 from app.failures import Failure, failure
 from app.observability import record, run_config, user_hash
@@ -104,12 +105,17 @@ async def _stream(graph: Any, redis: Any, question: str, user: str, thread: str,
         elif mode == "updates" and on_update:
             for node, update in chunk.items():
                 if isinstance(update, dict):
-                    on_update(node, update)
+                    on_update(node, _plain(update))
         elif mode == "values":
             final = chunk
     if fresh and redis is not None:  # recorded after the answer: nobody else knows the thread's id before it
         await claim(redis, thread, user)
     return final, False
+
+
+def _plain(update: dict[str, Any]) -> dict[str, Any]:
+    """A node's update as the state will hold it: a value written past its reducer (a new turn's timings) unwrapped."""
+    return {k: v.value if isinstance(v, Overwrite) else v for k, v in update.items()}
 
 
 async def run_turn(desk: Desk | Any, question: str, user: str, thread: str | None, ctx: Context,

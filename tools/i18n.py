@@ -14,6 +14,7 @@ questions (`data/router/i18n/`) and its code to `LANGUAGES`.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
@@ -57,11 +58,46 @@ def say(key: str, lang: str = "en", **values: Any) -> str:
     text = catalog(lang).get(key)
     if text is None:
         text = catalog("en")[key]  # a KeyError here is a key missing from the English source: a bug
-    if "{" not in text:
-        return text
+    return fill(text, lang, values) if "{" in text else text
+
+
+def fill(text: str, lang: str, values: dict[str, Any]) -> str:
+    """A catalog sentence with its placeholders filled, each count's words in its plural form for `lang`."""
     from tools.company import current
 
+    if ", plural," in text:
+        text = _PLURAL.sub(lambda m: _plural_branch(m, lang, values), text)
     return text.format(**{**current().placeholders, **values})
+
+
+def placeholders(text: str) -> set[str]:
+    """The names a catalog sentence takes, plural counts among them."""
+    import string
+
+    plain = _PLURAL.sub(lambda m: "{" + m.group(1) + "}", text)
+    return {name for _, name, _, _ in string.Formatter().parse(plain) if name}
+
+
+# A count's words by the language's plural rules (CLDR, through Babel), in ICU MessageFormat's form:
+# "{absent, plural, one {# Fehltag} other {# Fehltage}}"; `#` is the count as the caller formatted it.
+_PLURAL = re.compile(r"\{(\w+), plural, ((?:\s*[=\w]+ \{[^{}]*\})+)\s*\}")
+_BRANCH = re.compile(r"([=\w]+) \{([^{}]*)\}")
+
+
+def _plural_branch(m: re.Match[str], lang: str, values: dict[str, Any]) -> str:
+    """The branch of one plural placeholder that the count's value takes in `lang` (`other` when it has none)."""
+    from babel import Locale
+    from babel.numbers import NumberFormatError, parse_decimal
+
+    shown = str(values[m.group(1)])
+    branches = dict(_BRANCH.findall(m.group(2)))
+    try:
+        n = parse_decimal(shown, locale=locale_of(lang), strict=False)
+    except NumberFormatError:
+        return branches["other"].replace("#", shown)
+    exact = branches.get(f"={n.normalize():f}")
+    form = Locale.parse(locale_of(lang)).plural_form(n)
+    return (exact or branches.get(form) or branches["other"]).replace("#", shown)
 
 
 def money(x: float, lang: str = "en", currency: str = "EUR") -> str:

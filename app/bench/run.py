@@ -19,11 +19,12 @@ from typing import Any
 from tqdm import tqdm
 
 from app.bench import coldstart, floors, framework, metrics, plots, probes
+from app.bench.asks import TODAY
 from app.bench.items import Item
 from app.bench.metrics import GC_PAUSES
 from app.bench.runner import Runner, conversation_store, finish, run_item
 from app.bench.sessions import next_turn_summary
-from app.bench.workload import TODAY, load, multilingual
+from app.bench.workload import load, multilingual
 from app.bench.workload import quick as quick_slice
 from app.runtime import build_deps
 from app.settings import get_settings

@@ -18,11 +18,11 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from app.bench import floors, metrics, quiet
+from app.bench.asks import TODAY
 from app.bench.baseline import build_plain_agent, run_create_agent
 from app.bench.items import Item
 from app.bench.metrics import GC_PAUSES
 from app.bench.sessions import interleaved, training_sessions
-from app.bench.workload import TODAY
 from app.resources import sqlite_saver
 from app.settings import get_settings
 from app.turn import run_turn

@@ -14,66 +14,26 @@ import json
 import random
 import re
 from dataclasses import asdict
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
-from typing import cast
 
 import yaml
 
-from app.bench.items import FACTS_DB, MONTHS, Facts, Item
+from app.bench.asks import CITIES, DEMO_FAQ, TOMORROW, Asks, answer_facts, faq_routes, first_garment
+from app.bench.items import FACTS_DB, Facts, Item
 from app.bench.sessions import personal_sessions
 from app.settings import ROOT
-from app.training.router_data import LEAVE_FAQ
-from tools.demo_backend.policies import LEAVE_POLICIES, clothing_for, weather_for
-from tools.domain import HOME_CITIES
-from tools.formatting import month_name
+from tools.demo_backend.policies import LEAVE_POLICIES, weather_for
 
-TODAY = date(2026, 11, 29)
-TOMORROW = TODAY + timedelta(days=1)
 WORKLOAD = ROOT / "data" / "bench" / "workload.jsonl"
 HELDOUT = ROOT / "data" / "bench" / "heldout.yaml"
 MULTILINGUAL = ROOT / "data" / "bench" / "multilingual.yaml"
-DEMO_FAQ = ROOT / "data" / "companies" / "brightmart" / "faq.yaml"  # the workload asks the demo company's questions
-ANY = ["faq", "template", "llm"]
-CITIES = list(HOME_CITIES)
-KB_QUESTIONS = [  # policy look-ups with a fact their answer must contain
-    ("What is the policy on public holidays in Spain?", ["Epiphany"]),
-    ("What is the hotel limit in Paris?", ["200"]),
-    ("Which VPN client must I use off-site?", ["BrightConnect"]),
-    ("What are the public holidays in Ireland?", ["Patrick"]),
-    ("How much is the referral bonus?", ["1,000"]),
-]
-
-
-def first_garment(weather: dict[str, object]) -> str:
-    """The last word of the first thing to wear in that weather ("coat", "jacket"), a fact the answer must carry.
-
-    The demo backend returns its weather and clothing as plain `dict[str, object]`; the casts name the types it
-    puts there.
-    """
-    clothing = clothing_for(cast(float, weather["temperature_c"]), cast(str, weather["condition"]))
-    return cast(list[str], clothing["items"])[0].split()[-1]
-
-
-def _answer_facts(answer: str) -> list[str]:
-    """Figures and names an FAQ answer must carry."""
-    facts = re.findall(r"\d+(?:[.,:]\d+)?", answer)
-    facts += [w for w in ("MyHR", "SpendWise", "BrightConnect", "4357") if w in answer and w not in facts]
-    facts += re.findall(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
-                        r"December|Monday|Friday|Sunday)\b", answer)
-    if not facts:
-        words = sorted(set(re.findall(r"[A-Za-z]{8,}", answer)), key=lambda w: (-len(w), w))  # stable across runs
-        facts = words[:1]
-    return list(dict.fromkeys(facts))[:3]
 
 
 def generate(seed: int = 7) -> list[Item]:
     """The full workload (deterministic for a seed)."""
     rng = random.Random(seed)
     facts = Facts(FACTS_DB)
-    faq = yaml.safe_load(DEMO_FAQ.read_text())
-    dev = yaml.safe_load((ROOT / "data" / "faq_dev.yaml").read_text())
-    by_id = {e["id"]: e for e in faq}
     items: list[Item] = []
     users = [f"E{1001 + i}" for i in range(20)]
 
@@ -82,48 +42,7 @@ def generate(seed: int = 7) -> list[Item]:
         turn = sum(1 for it in items if it.session == session)
         items.append(Item(f"{session}.{turn}", session, turn, user, q, kind, routes, f or [], bad or []))
 
-    def faq_item(session: str, user: str) -> None:
-        d = rng.choice([x for x in dev if x["kind"] == "paraphrase"])
-        entry = by_id[d["faq"]]
-        q = d["q"] if rng.random() < 0.6 else rng.choice(["hi, ", "quick question: ", ""]) + \
-            rng.choice(entry["paraphrases"]).rstrip("?").lower() + "?"
-        add(session, user, q, "faq", faq_routes(entry["id"]), _answer_facts(entry["answer"]))
-
-    def salary_item(session: str, user: str, other: str) -> None:
-        month = rng.choice(MONTHS)
-        m = month_name(month, with_year=False)
-        add(session, user, rng.choice(["What was my salary in {m}?", "Show me my payslip for {m} 2026",
-                                       "How much net pay did I get in {m}?"]).format(m=m),
-            "tool", ["template"], [facts.net(user, month)], [facts.net(other, month)])
-
-    def weather_item(session: str, user: str, clothing: bool) -> None:
-        city, other = rng.sample(CITIES, 2)
-        w, wo = weather_for(city, TOMORROW), weather_for(other, TOMORROW)
-        if clothing:
-            q = rng.choice(["What should I wear in {c} tomorrow?", "Do I need a coat in {c} tomorrow?"]).format(c=city)
-            f = [str(w["temperature_c"]), first_garment(w)]
-            kind = "multi_tool"
-        else:
-            q = rng.choice(["What's the weather in {c} tomorrow?", "Forecast for {c} tomorrow?"]).format(c=city)
-            f, kind = [str(w["temperature_c"])], "tool"
-        add(session, user, q, kind, ["template"], f, [] if wo["temperature_c"] == w["temperature_c"] else
-            [f"{wo['temperature_c']}°C"])
-
-    def other_tool_item(session: str, user: str, other: str) -> None:
-        choice = rng.choice(["leave", "attendance", "policy"])
-        if choice == "leave":
-            add(session, user, rng.choice(["How many leave days do I have left?", "What's my leave balance?"]),
-                "tool", ["template"], [f"have {facts.remaining(user)} days"])
-        elif choice == "attendance":
-            month = rng.choice(MONTHS)
-            a = facts.row("attendance", user, month)
-            add(session, user, f"What was my attendance in {month_name(month, with_year=False)}?", "tool", ["template"],
-                [f"{a['present_days']} of {a['working_days']}"])
-        else:
-            kind = rng.choice(["maternity", "paternity", "bereavement", "unpaid", "study"])
-            num = re.findall(r"\d+", LEAVE_POLICIES[kind]["entitlement"])[0]
-            add(session, user, f"What are the rules for {kind} leave?", "tool", ANY, [num])
-
+    asks = Asks(rng, facts, add)
     n_sessions = 0
 
     def session_id(prefix: str) -> str:
@@ -135,40 +54,38 @@ def generate(seed: int = 7) -> list[Item]:
     for _ in range(2):
         s, user = session_id("long"), rng.choice(users)
         other = rng.choice([u for u in users if u != user])
-        faq_item(s, user)
-        salary_item(s, user, other)
+        asks.faq(s, user)
+        asks.salary(s, user, other)
         add(s, user, "and last month?", "followup", ["template"], [facts.net(user, "2026-10")])
-        weather_item(s, user, False)
+        asks.weather(s, user, False)
         city = rng.choice([c for c in CITIES if c not in items[-1].q])
         add(s, user, f"what about {city}?", "followup", ["template"],
             [str(weather_for(city, TOMORROW)["temperature_c"])])  # the date carries over from the last turn
-        other_tool_item(s, user, other)
-        faq_item(s, user)
-        q, f = rng.choice(KB_QUESTIONS)
-        add(s, user, q, "kb", ANY, f)
-        weather_item(s, user, True)
-        faq_item(s, user)
-        faq_item(s, user)
+        asks.other_tool(s, user, other)
+        asks.faq(s, user)
+        asks.kb(s, user)
+        asks.weather(s, user, True)
+        asks.faq(s, user)
+        asks.faq(s, user)
     # Short sessions: FAQ, single and multi tool, compound, knowledge base, near misses.
     for _ in range(14):
-        faq_item(session_id("s"), rng.choice(users))
+        asks.faq(session_id("s"), rng.choice(users))
     for _ in range(5):
         u = rng.choice(users)
-        salary_item(session_id("s"), u, rng.choice([x for x in users if x != u]))
+        asks.salary(session_id("s"), u, rng.choice([x for x in users if x != u]))
     for _ in range(4):
-        weather_item(session_id("s"), rng.choice(users), rng.random() < 0.5)
+        asks.weather(session_id("s"), rng.choice(users), rng.random() < 0.5)
     for _ in range(4):
         u = rng.choice(users)
-        other_tool_item(session_id("s"), u, rng.choice([x for x in users if x != u]))
-    for q, f in KB_QUESTIONS[:3]:
-        add(session_id("s"), rng.choice(users), q, "kb", ANY, f)
+        asks.other_tool(session_id("s"), u, rng.choice([x for x in users if x != u]))
+    for k in range(3):
+        asks.kb(session_id("s"), rng.choice(users), k)
     for _ in range(3):
         u, city = rng.choice(users), rng.choice(CITIES)
-        add(session_id("s"), u, f"How many leave days do I have left and what's the weather in {city} tomorrow?",
-            "compound", ["llm", "template"], [facts.remaining(u), str(weather_for(city, TOMORROW)["temperature_c"])])
-    for d in rng.sample([x for x in dev if x["kind"] == "near_miss"], 6):
-        add(session_id("s"), rng.choice(users), d["q"], "near_miss", ["template", "llm", "refused"])
-    heldout_items(items, facts, rng, by_id, users)
+        asks.compound(session_id("s"), u, city)
+    for q in asks.near_misses(6):
+        asks.near_miss(session_id("s"), rng.choice(users), q)
+    heldout_items(items, facts, rng, asks.by_id, users)
     # Repeated and similar traffic: the same questions again from other employees.
     pool = [i for i in items if i.kind in ("faq", "tool", "multi_tool") and i.session.startswith("s")]
     for it in rng.sample(pool, 6):
@@ -178,13 +95,6 @@ def generate(seed: int = 7) -> list[Item]:
             it.facts, it.forbidden)
     personal_sessions(add, session_id, facts, rng, users)
     return items
-
-
-def faq_routes(faq_id: str) -> list[str]:
-    """Routes an FAQ question may take: the FAQ, the leave_policy template for leave-type entries, or the full
-    path when the router steps aside (right only when its answer carries the entry's facts).
-    """
-    return ["faq", "template", "llm"] if faq_id in LEAVE_FAQ else ["faq", "llm"]
 
 
 def _part_facts(part: dict, user: str, facts: Facts, by_id: dict) -> tuple[list[str], list[str]]:
@@ -206,7 +116,7 @@ def _part_facts(part: dict, user: str, facts: Facts, by_id: dict) -> tuple[list[
             f.append(first_garment(w))
         return f, []
     if route.startswith("faq:"):
-        return _answer_facts(by_id[route[4:]]["answer"]), []
+        return answer_facts(by_id[route[4:]]["answer"]), []
     return [], []
 
 
@@ -242,7 +152,7 @@ def _local_facts(h: dict, user: str, facts: Facts, by_id: dict) -> list[str]:
         return [f"{weather_for(h['city'], date.fromisoformat(h['day']))['temperature_c']}°C"]
     if route == "leave_policy":
         return [re.findall(r"\d+", LEAVE_POLICIES[h["leave_type"]]["entitlement"])[0]]
-    return [f for f in _answer_facts(by_id[route[4:]]["answer"]) if re.fullmatch(r"[\d.,:]+|MyHR|SpendWise", f)]
+    return [f for f in answer_facts(by_id[route[4:]]["answer"]) if re.fullmatch(r"[\d.,:]+|MyHR|SpendWise", f)]
 
 
 def multilingual(seed: int = 11) -> list[Item]:

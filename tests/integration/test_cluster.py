@@ -56,7 +56,7 @@ def test_load_through_the_http_api_has_no_errors_and_uses_both_replicas(stack):
     """32 concurrent signed-in sessions through Serve's proxy (x3 requests by default; the issue's full 32 x 10
     with HELPDESK_LOAD_REQUESTS=10): every request answered, none an error, both replicas serving."""
     per_session = int(os.environ.get("HELPDESK_LOAD_REQUESTS", "3"))
-    result = cluster_load.run(cluster.serve_url(stack), stack, sessions=32, per_session=per_session)
+    result = cluster_load.run(cluster.serve_url(stack), stack, sessions=32, per_session=per_session, alone_sessions=0)
     print(f"\ncluster load: {result['requests']} requests, {result['throughput_rps']:.2f} req/s, "
           f"p95 {result['p95_ms']:,.0f} ms, routes {result['routes']}, served by {result['served_by']}")
     assert result["requests"] == 32 * per_session and result["errors"] == 0, [

@@ -1,4 +1,5 @@
-"""The demo database: 20 employees with distinct, deterministic attendance, salary and leave figures.
+"""The demo database: 64 employees with distinct, deterministic attendance, salary and leave figures (as many as
+the HTTP load benchmark's sessions, one identity each: app/bench/cluster_load.py).
 
 Each month's row is the whole month's record; the current month is served to date (`attendance_to_date`).
 """
@@ -36,9 +37,17 @@ CREATE TABLE leave (employee TEXT PRIMARY KEY, annual_entitled INTEGER, annual_t
 """
 
 
+EMPLOYEES = 64
+
+
 def employee_ids() -> list[str]:
-    """E1001..E1020."""
-    return [f"E{1001 + i}" for i in range(20)]
+    """E1001..E1064."""
+    return [f"E{1001 + i}" for i in range(EMPLOYEES)]
+
+
+def _name(i: int) -> str:
+    """The i-th employee's name: the first 20 as ever, then each first name with other family names, all distinct."""
+    return f"{FIRST[i % len(FIRST)]} {LAST[(i + i // len(FIRST) * 7) % len(LAST)]}"
 
 
 def _rng(*parts: object) -> random.Random:
@@ -92,7 +101,7 @@ def build(path: Path) -> None:
     for i, emp in enumerate(employee_ids()):
         base = 2400 + 150 * i + (i % 3) * 35  # distinct for every employee
         con.execute("INSERT INTO employees VALUES (?,?,?,?,?,?)", (
-            emp, f"{FIRST[i]} {LAST[i]}", CITIES[i % len(CITIES)], DEPTS[i % len(DEPTS)],
+            emp, _name(i), CITIES[i % len(CITIES)], DEPTS[i % len(DEPTS)],
             ROLES[(i * 3) % len(ROLES)], base))
         r = _rng(emp, "leave")
         con.execute("INSERT INTO leave VALUES (?,?,?,?,?,?)", (
@@ -119,7 +128,7 @@ def build(path: Path) -> None:
     tmp.replace(path)
 
 
-SCHEMA_VERSION = 3  # 3: credentials (argon2 hashes of the demo passwords)
+SCHEMA_VERSION = 4  # 3: credentials (argon2 hashes of the demo passwords); 4: 64 employees
 
 
 def connect(path: Path) -> sqlite3.Connection:

@@ -5,7 +5,6 @@ translations, and the template answers a German or Chinese employee reads.
 from __future__ import annotations
 
 import re
-import string
 from datetime import date
 
 import pytest
@@ -14,7 +13,7 @@ import yaml
 from tools import i18n
 from tools.company import DEFAULT_DIR, translations
 from tools.faq import load_faq
-from tools.i18n import LANGUAGES, catalog, money, month_text, say
+from tools.i18n import LANGUAGES, catalog, fill, money, month_text, placeholders, say
 from tools.intents.leave_balance import render_leave_balance
 from tools.intents.leave_policy import render_leave_policy
 from tools.intents.salary import render_salary, summarize_salary
@@ -24,17 +23,43 @@ FAQ = load_faq(DEFAULT_DIR / "faq.yaml")
 OTHER = [lang for lang in LANGUAGES if lang != "en"]
 
 
-def fields(text: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
-
-
 @pytest.mark.parametrize("lang", OTHER)
 def test_every_catalog_has_every_key_with_the_same_placeholders(lang):
     en, other = catalog("en"), catalog(lang)
     assert list(other) == list(en), "the same keys, in the same order as the English source"
     for key, text in en.items():
-        assert fields(other[key]) == fields(text), key
-        other[key].format(**dict.fromkeys(fields(text), "x"))  # fills without an error
+        assert placeholders(other[key]) == placeholders(text), key
+        for n in ("x", "2"):
+            assert "{" not in fill(other[key], lang, dict.fromkeys(placeholders(text), n)), key  # all filled
+
+
+# What a count reads as, for 1 and for 2, in each language (CLDR's plural rules through Babel).
+COUNTS = {
+    "en": ("1 late arrival, 1 overtime hour", "2 late arrivals, 2 overtime hours", "have 1 day of", "have 2 days of"),
+    "de": ("1 Fehltag, 1 Verspätung, 1 Überstunde", "2 Fehltage, 2 Verspätungen, 2 Überstunden", "noch 1 Tag Jahres",
+           "noch 2 Tage Jahres"),
+    "fr": ("1 jour d'absence, 1 retard, 1 heure supplémentaire", "2 jours d'absence, 2 retards, 2 heures supp",
+           "reste 1 jour de", "reste 2 jours de"),
+    "es": ("1 ausencia, 1 llegada tarde, 1 hora extra", "2 ausencias, 2 llegadas tarde, 2 horas extra",
+           "Te queda 1 día de", "Te quedan 2 días de"),
+    "it": ("1 assenza, 1 ritardo, 1 ora di straordinario", "2 assenze, 2 ritardi, 2 ore di straordinario",
+           "Ti resta 1 giorno di", "Ti restano 2 giorni di"),
+    "nl": ("1 afwezig, 1 keer te laat, 1 overuur", "2 afwezig, 2 keer te laat, 2 overuren", "nog 1 vakantiedag over",
+           "nog 2 vakantiedagen over"),
+    "pt": ("1 falta, 1 atraso, 1 hora extraordinária", "2 faltas, 2 atrasos, 2 horas extraordinárias",
+           "Resta 1 dia de", "Restam 2 dias de"),
+    "zh": ("缺勤1天，迟到1次，加班1小时", "缺勤2天，迟到2次，加班2小时", "还剩1天年假", "还剩2天年假"),
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_counts_take_their_languages_plural_form_for_one_and_for_two(lang):
+    one_att, two_att, one_left, two_left = COUNTS[lang]
+    for n, att, left in (("1", one_att, one_left), ("2", two_att, two_left)):
+        assert att in say("attendance_month", lang, month="März", to_date="", present="20", working="21",
+                          absent=n, late=n, overtime=n)
+        assert left in say("leave_balance", lang, left=n, entitled="25", carried="0", taken="3", pending="0",
+                           sick="")
 
 
 @pytest.mark.parametrize("lang", OTHER)
