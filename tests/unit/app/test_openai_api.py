@@ -122,7 +122,7 @@ async def test_a_completion_answers_the_callers_own_question_with_its_path(clien
     done, thread = await ask(client(), [user(LEAVE)], user="E1002")  # the body's user is no identity
     answer = done.choices[0].message.content
     assert done.object == "chat.completion" and done.choices[0].finish_reason == "stop"
-    assert answer.startswith("You have 1 days of annual leave left")
+    assert answer.startswith("You have 1 day of annual leave left")
     assert done.usage.completion_tokens == estimate_tokens(answer)
     assert done.usage.prompt_tokens == estimate_tokens(LEAVE)
     path = done.helpdesk  # the extra field: what the chat's Path panel shows
