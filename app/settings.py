@@ -67,10 +67,6 @@ class Settings(BaseSettings):
         "every engine step, so the first embedding after each LLM answer ran about 1.4x slower; at 30,000 the "
         "spin after an answer is gone and decoding is as fast (docs/benchmark.md); 0 sleeps at once (answers "
         "43% slower)")
-    vllm_nice: int = Field(
-        19, ge=0, le=19, description="the local vLLM server's CPU priority (nice): on one machine, the app's FAQ and "
-        "template turns take the cores first and the LLM decodes on what is left, so a shortcut never waits behind "
-        "generation (docs/benchmark.md, load); 0 shares the cores evenly")
     vllm_start_timeout_s: float = 420.0
     vllm_api_key: str = "EMPTY"
 

@@ -140,6 +140,15 @@ class NextTurn:
         kept = self._ahead.get(thread)  # calls an unplanned turn did not join stay handed to the next question
         self._ahead[thread] = Ahead(time.monotonic(), job=job, in_flight=kept.in_flight if kept else {})
 
+    async def settled(self, thread: str) -> None:
+        """Wait until what a conversation's last answer started is done: the choice of what to prefetch, then those
+        calls. An event to wait on (an operator's drain, a test), where a window of time would only guess.
+        """
+        if (ahead := self._ahead.get(thread)) is not None and ahead.job is not None:
+            await asyncio.gather(ahead.job, return_exceptions=True)
+        if (ahead := self._ahead.get(thread)) is not None and ahead.calls:
+            await asyncio.gather(*ahead.calls.values(), return_exceptions=True)
+
     async def after_answer(self, thread: str, user: str, previous: list[str], intents: list[str],
                            slots: dict[str, Any], ctx: Context) -> None:
         """Learn from this turn, then start the likely next calls (never raises: it runs unawaited)."""

@@ -69,8 +69,9 @@ def faq_routes(faq_id: str) -> list[str]:
 class Asks:
     """Requests of each kind, drawn with `rng` and handed to `add` with their facts."""
 
-    def __init__(self, rng: random.Random, facts: Facts, add: Add) -> None:
+    def __init__(self, rng: random.Random, facts: Facts, add: Add, tomorrow: date = TOMORROW) -> None:
         self.rng, self.facts, self.add = rng, facts, add
+        self.tomorrow = tomorrow  # the day "tomorrow" is to whoever answers: the workload's, or a served desk's
         faq: list[dict[str, Any]] = yaml.safe_load(DEMO_FAQ.read_text())
         self.by_id = {e["id"]: e for e in faq}
         self.dev: list[dict[str, Any]] = yaml.safe_load(FAQ_DEV.read_text())
@@ -95,7 +96,7 @@ class Asks:
     def weather(self, session: str, user: str, clothing: bool) -> None:
         """Tomorrow's weather in a city, or what to wear there (never another city's temperature)."""
         city, other = self.rng.sample(CITIES, 2)
-        w, wo = weather_for(city, TOMORROW), weather_for(other, TOMORROW)
+        w, wo = weather_for(city, self.tomorrow), weather_for(other, self.tomorrow)
         if clothing:
             q = self.rng.choice(["What should I wear in {c} tomorrow?",
                                  "Do I need a coat in {c} tomorrow?"]).format(c=city)
@@ -132,7 +133,7 @@ class Asks:
         """Two things at once: the caller's leave balance and a city's weather tomorrow."""
         self.add(session, user, f"How many leave days do I have left and what's the weather in {city} tomorrow?",
                  "compound", ["llm", "template"],
-                 [self.facts.remaining(user), str(weather_for(city, TOMORROW)["temperature_c"])])
+                 [self.facts.remaining(user), str(weather_for(city, self.tomorrow)["temperature_c"])])
 
     def near_misses(self, n: int) -> list[str]:
         """`n` questions close to an FAQ entry's that it does not answer (they must not take its shortcut)."""

@@ -207,8 +207,7 @@ def vllm_command(settings: Settings) -> list[str]:
     if settings.vllm_speculative:
         cmd += ["--speculative-config",
                 json.dumps({"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4})]
-    # At a lower CPU priority, set here where the services start: the app's shortcut turns come before generation.
-    return ["nice", "-n", str(settings.vllm_nice), *cmd] if settings.vllm_nice else cmd
+    return cmd
 
 
 def start_vllm(settings: Settings, name: str = "vllm") -> Status:
