@@ -36,6 +36,20 @@ TIME_WORDS: dict[str, tuple[str, ...]] = {
     "pt": ("hoje", "amanhã", "depois de amanhã", "ontem", "semana", "fim de semana", "ano", "mês"),
     "zh": ("今天", "明天", "后天", "昨天", "前天", "周", "星期", "礼拜", "年", "月", "号", "日"),
 }
+# Words that name a week relative to this one ("next week"): with a weekday beside them, the day of that week
+# ("nächste Woche Mittwoch", "mercredi de la semaine prochaine"); weeks run Monday to Sunday. Chinese writes
+# them into the day's own name ("下周三", "本周六", "周三"), read by its own pattern.
+WEEK_WORDS: dict[str, tuple[tuple[str, int], ...]] = {
+    "de": ((r"nächste[nr]? woche|kommende[nr]? woche|übernächste[nr]? woche", 1), (r"diese[nr]? woche", 0),
+           (r"letzte[nr]? woche|vergangene[nr]? woche|vorige[nr]? woche", -1)),
+    "fr": ((r"semaine prochaine|la prochaine semaine", 1), (r"cette semaine", 0), (r"semaine dernière", -1)),
+    "es": ((r"semana que viene|próxima semana|semana próxima", 1), (r"esta semana", 0), (r"semana pasada", -1)),
+    "it": ((r"prossima settimana|settimana prossima", 1), (r"questa settimana", 0), (r"settimana scorsa", -1)),
+    "nl": ((r"volgende week|komende week", 1), (r"deze week", 0), (r"vorige week|afgelopen week", -1)),
+    "pt": ((r"próxima semana|semana que vem", 1), (r"esta semana", 0), (r"semana passada", -1)),
+}
+_ZH_WEEKDAY = re.compile(r"(?P<w>上|下|这|本|今)?个?(?:周|星期|礼拜)(?P<d>[一二三四五六日天])")
+_ZH_WEEK = {"上": -1, "下": 1, "这": 0, "本": 0, "今": 0}
 ZH_DIGITS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "十一": 11,
              "十二": 12}
 
@@ -116,6 +130,7 @@ def _table_days(text: str, today: date, lang: str, prefer: Prefer) -> list[tuple
         if day is not None:
             found.append((m.start(), m.group(0), day))
             taken.append(m.span())
+    found += _week_days(text, today, lang, taken)
     b = "" if lang == "zh" else r"\b"
     for pattern, offset in RELATIVE_DAYS.get(lang, ()):
         for m in re.finditer(b + f"(?:{pattern})" + b, low):
@@ -123,6 +138,43 @@ def _table_days(text: str, today: date, lang: str, prefer: Prefer) -> list[tuple
                 found.append((m.start(), m.group(0), today + timedelta(days=offset)))
                 taken.append(m.span())
     return sorted(found)
+
+
+def _week_days(text: str, today: date, lang: str, taken: list[tuple[int, int]]) -> list[tuple[int, str, date]]:
+    """(position, phrase, day) of a weekday of a week named relative to this one: "下周三", "nächste Woche Mittwoch";
+    in Chinese also a weekday alone ("周三": the coming one, today included). `taken` gets their spans.
+    """
+    monday = today - timedelta(days=today.weekday())
+    if lang == "zh":
+        out = []
+        for m in _ZH_WEEKDAY.finditer(text):
+            wd = 6 if m["d"] in "日天" else ZH_DIGITS[m["d"]] - 1
+            day = monday + timedelta(days=7 * _ZH_WEEK[m["w"]] + wd) if m["w"] else \
+                today + timedelta(days=(wd - today.weekday()) % 7)
+            out.append((m.start(), m.group(0), day))
+            taken.append(m.span())
+        return out
+    low = text.lower()
+    week = next(((m, offset) for pattern, offset in WEEK_WORDS.get(lang, ())
+                 if (m := re.search(rf"\b(?:{pattern})\b", low))), None)
+    named = next(((m, wd) for name, wd in _weekday_index(lang).items()
+                  if (m := re.search(rf"\b{re.escape(name)}\b", low))), None)
+    if week is None or named is None:
+        return []
+    (wm, offset), (dm, wd) = week, named
+    start, end = min(wm.start(), dm.start()), max(wm.end(), dm.end())
+    taken.append((start, end))
+    return [(start, text[start:end], monday + timedelta(days=7 * offset + wd))]
+
+
+@functools.lru_cache(maxsize=16)
+def _weekday_index(lang: str) -> dict[str, int]:
+    """Each weekday's wide names (lower case, longest first) -> 0 for Monday ... 6 for Sunday."""
+    from babel import Locale
+
+    loc = Locale.parse(_locale(lang))
+    names = {str(n).lower(): int(i) for ctx in ("format", "stand-alone") for i, n in loc.days[ctx]["wide"].items()}
+    return dict(sorted(names.items(), key=lambda kv: -len(kv[0])))
 
 
 @functools.lru_cache(maxsize=4096)

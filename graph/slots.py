@@ -25,12 +25,11 @@ from graph.times import MONTH_LEVEL, Times, date_slot, read_times, time_phrases
 from tools.company import current
 from tools.domain import (
     CITIES,
-    CITY_BY_LOCAL_NAME,
     CITY_PATTERN,
-    LOCAL_CITY_PATTERN,
     MONTH_NAMES,
     WEEKDAYS,
 )
+from tools.gazetteer import city_in, lookup, plain
 
 _IN_PLACE = re.compile(r"\b(?:in|at|for|to)\s+([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)\b")
 _NOT_PLACES = {w.title() for w in [*MONTH_NAMES, *WEEKDAYS, "today", "tomorrow", "the", "my", "this", "next",
@@ -85,14 +84,16 @@ _NOT_PLACES_LOCAL = {"Natale", "Noël", "Navidad", "Natal", "Pasqua", "Pâques",
 
 
 def city_slot(text: str, lang: str = "en") -> str | None:
-    """A city named in the question: from the gazetteer, or a capitalized place after a word that says where
-    (in/at/for in English; à, en, a, em, naar... in the other languages), in the letters the weather tool takes.
+    """A city named in the question, in the letters the weather tool takes: one of the tool's own, a larger city by
+    any of its names in any language or script (the gazetteer: "München", "杭州", "Den Haag"), or else a capitalized
+    place after a word that says where (in/at/for in English; à, en, a, em, naar... in the other languages), as
+    written: the tool says it does not cover a place it does not know, and no one guesses the caller's city.
     """
     m = CITY_PATTERN.search(text)
     if m:
         return next(c for c in CITIES if c.lower() == m.group(0).lower())
-    if local := LOCAL_CITY_PATTERN.search(text):  # "München", "Milano", "北京": the tool's name for it
-        return CITY_BY_LOCAL_NAME[local.group(0).lower()]
+    if named := city_in(text) or _named_city(text, lang):
+        return _served(named)
     for cand in _IN_PLACE.findall(text):
         if not _not_place(cand.split()[0]):
             return cand
@@ -102,6 +103,35 @@ def city_slot(text: str, lang: str = "en") -> str | None:
             if first not in _NOT_PLACES_LOCAL and first.lower() not in calendar_words(lang):
                 return _unaccented(cand)
     return None
+
+
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+BIG_CITY = 1_000_000  # a name this city has is read even written in lower case ("wetter münchen")
+
+
+def _named_city(text: str, lang: str) -> str | None:
+    """A larger city named in words: one, two or three words the gazetteer knows ("Napoli", "Den Haag"), written
+    with a capital (not as a sentence's first word, where any word has one), or a very large city's name of five
+    letters or more however it is written ("münchen"). Months, days and the company's own words are never places.
+    """
+    words = list(_WORD.finditer(text))
+    for n in (3, 2, 1):
+        for i in range(len(words) - n + 1):
+            first = words[i].group(0)
+            if _not_place(first.title()) or first.lower() in calendar_words(lang):
+                continue
+            span = text[words[i].start():words[i + n - 1].end()]
+            if len(span) < 3 or not (hit := lookup(span)):
+                continue
+            starts = i == 0 or text[:words[i].start()].rstrip().endswith((".", "?", "!", ":"))
+            if (first[0].isupper() and not starts) or (hit[1] >= BIG_CITY and len(span) >= 5):
+                return hit[0]
+    return None
+
+
+def _served(name: str) -> str:
+    """A city under the name the weather tool takes: its own spelling of the cities it serves, else unaccented."""
+    return next((c for c in CITIES if plain(c) == plain(name)), _unaccented(name))
 
 
 def _unaccented(name: str) -> str:

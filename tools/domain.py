@@ -91,8 +91,8 @@ COUNTRIES: dict[str, tuple[str, ...]] = {
     "belgium": ("belgium", "belgian"), "uk": ("uk", "britain", "british", "england"),
 }
 
-# The cities under the names employees write in their own languages -> the name the weather tool serves. Cities
-# it does not serve keep their English name, so the tool can say it does not cover them.
+# How an answer names the cities the weather tool serves, in each language ("Mailand" in German). Reading a city
+# from a question goes through the gazetteer (tools/gazetteer.py), which knows every larger city's names.
 CITY_LOCAL_NAMES: dict[str, dict[str, str]] = {
     "Amsterdam": {"zh": "阿姆斯特丹", "es": "Ámsterdam", "pt": "Amesterdão"},
     "Berlin": {"zh": "柏林", "it": "Berlino", "pt": "Berlim", "es": "Berlín", "nl": "Berlijn"},
@@ -127,9 +127,6 @@ CITY_LOCAL_NAMES: dict[str, dict[str, str]] = {
     "Tokyo": {"zh": "东京", "de": "Tokio", "es": "Tokio", "it": "Tokyo", "pt": "Tóquio", "fr": "Tokyo"},
     "New York": {"zh": "纽约", "es": "Nueva York", "pt": "Nova Iorque", "it": "New York"},
 }
-# Every local name (lower case) -> the tool's name.
-CITY_BY_LOCAL_NAME: dict[str, str] = {local.lower(): city for city, names in CITY_LOCAL_NAMES.items()
-                                      for local in names.values()}
 
 
 def city_name(city: str, lang: str = "en") -> str:
@@ -204,6 +201,5 @@ LEAVE_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern((*v, *LOCAL_LEAVE_
 LEAVE_PRIORITY: tuple[str, ...] = ("bereavement", "maternity", "paternity", "parental", "study", "unpaid", "sick",
                                    "annual")
 CITY_PATTERN = word_pattern([c.lower() for c in CITIES])
-LOCAL_CITY_PATTERN = word_pattern(list(CITY_BY_LOCAL_NAME))  # München, Milano, 北京 ...
 CONTACT_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern(v) for k, v in UNRECORDED_CONTACTS.items()}
 COUNTRY_PATTERNS: dict[str, re.Pattern[str]] = {k: word_pattern(v) for k, v in COUNTRIES.items()}

