@@ -155,10 +155,10 @@ def _week_days(text: str, today: date, lang: str, taken: list[tuple[int, int]]) 
             taken.append(m.span())
         return out
     low = text.lower()
-    week = next(((m, offset) for pattern, offset in WEEK_WORDS.get(lang, ())
-                 if (m := re.search(rf"\b(?:{pattern})\b", low))), None)
-    named = next(((m, wd) for name, wd in _weekday_index(lang).items()
-                  if (m := re.search(rf"\b{re.escape(name)}\b", low))), None)
+    week = next(((wk, offset) for pattern, offset in WEEK_WORDS.get(lang, ())
+                 if (wk := re.search(rf"\b(?:{pattern})\b", low))), None)
+    named = next(((dn, wd) for name, wd in _weekday_index(lang).items()
+                  if (dn := re.search(rf"\b{re.escape(name)}\b", low))), None)
     if week is None or named is None:
         return []
     (wm, offset), (dm, wd) = week, named

@@ -52,6 +52,16 @@ def lookup(name: str) -> tuple[str, int] | None:
     return _names().get(plain(name.strip()))
 
 
+def name_used(text: str, city: str) -> str | None:
+    """The words `text` names `city` with ("Napoli", "杭州"), for an answer that names it as its reader did."""
+    want = plain(city)
+    pieces = [text[i:i + n] for n in range(_LONGEST_CJK, 1, -1) for i in range(len(text) - n + 1)] \
+        if _CJK.search(text) else []
+    words = list(re.finditer(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", text))
+    pieces += [text[words[i].start():words[i + n - 1].end()] for n in (3, 2, 1) for i in range(len(words) - n + 1)]
+    return next((p for p in pieces if (hit := lookup(p)) and plain(hit[0]) == want), None)
+
+
 def city_in(text: str) -> str | None:
     """A city named in Chinese or Japanese characters inside `text` (the longest name found first)."""
     if not _CJK.search(text):

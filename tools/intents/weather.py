@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from tools.domain import DATE_PATTERN, city_name
 from tools.formatting import day_text
+from tools.gazetteer import name_used
 from tools.i18n import and_list, catalog, say, say_known, sentences
 from tools.specs import Fake, IntentSpec, tool
 
@@ -34,9 +35,13 @@ class ClothingArgs(BaseModel):
     condition: str = Field(min_length=1, max_length=40)
 
 
-def _weather_sentence(w: dict[str, Any], lang: str) -> str:
+def _weather_sentence(w: dict[str, Any], slots: dict[str, Any]) -> str:
+    lang = slots.get("lang", "en")
     when = w["date"] if lang == "en" else day_text(date.fromisoformat(w["date"]), True, lang)
-    return say("forecast", lang, city=city_name(w["city"], lang), date=when, temp=w["temperature_c"],
+    city = city_name(w["city"], lang)
+    if city == w["city"] and lang != "en":  # a city the answer has no name for in the reader's language: theirs
+        city = name_used(str(slots.get("question") or ""), w["city"]) or city
+    return say("forecast", lang, city=city, date=when, temp=w["temperature_c"],
                condition=say_known(f"condition.{w['condition']}", lang, w["condition"]), wind=w["wind_kmh"])
 
 
@@ -50,13 +55,13 @@ def _advice(a: dict[str, Any], lang: str) -> str:
 
 def render_weather(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
     """Forecast."""
-    return _weather_sentence(r["weather"], slots.get("lang", "en"))
+    return _weather_sentence(r["weather"], slots)
 
 
 def render_weather_clothing(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> str:
     """Forecast and what to wear."""
     lang = slots.get("lang", "en")
-    return sentences(lang, _weather_sentence(r["weather"], lang), _advice(r["clothing_advice"], lang))
+    return sentences(lang, _weather_sentence(r["weather"], slots), _advice(r["clothing_advice"], lang))
 
 
 def fake_weather(args: dict[str, Any]) -> dict[str, Any]:

@@ -125,3 +125,12 @@ def test_a_leave_policy_in_another_language_is_the_translated_faq_entry_with_the
 def test_catalog_files_are_plain_yaml_mappings():
     for path in i18n.CATALOGS.glob("*.yaml"):
         assert isinstance(yaml.safe_load(path.read_text(encoding="utf-8")), dict), path
+
+
+@pytest.mark.parametrize(("lang", "question", "city", "named"), [
+    ("it", "Che tempo fa domani a Napoli?", "Naples", "Napoli"), ("zh", "明天杭州天气怎么样？", "Hangzhou", "杭州"),
+    ("de", "Wetter morgen in München?", "Munich", "München"),
+    ("en", "Weather in Naples tomorrow?", "Naples", "Naples")])
+def test_a_forecast_names_the_city_as_its_reader_does(lang, question, city, named):
+    w = {"city": city, "date": "2026-12-08", "temperature_c": 7, "condition": "sunny", "wind_kmh": 5}
+    assert named in render_weather({"lang": lang, "question": question}, {"weather": w})
