@@ -1,5 +1,6 @@
 """How well the desk routes questions in its other languages, per language, on each language's test split (another
-author's, never trained or chosen on): `python -m app calibrate --languages [--json] [--write]`.
+author's, never trained or chosen on), and on its mixed-language test (`test_mixed.yaml`: an English HR word in a
+sentence of the language, also another author's): `python -m app calibrate --languages [--json] [--write]`.
 
 Every item goes through the real decision as the graph makes it (`Router.decide` with the question's language:
 the multilingual router and its first reader, their thresholds, the nearest-example check, compound splitting),
@@ -19,6 +20,8 @@ from app.training.router_i18n import OTHER_LANGUAGES, load_lang_split, load_mult
 from graph.router import Router
 
 REPORT = ROOT / "data" / "calibration_languages.json"
+I18N = ROOT / "data" / "router" / "i18n"
+SPLITS = ("dev", "test", "test_mixed")
 
 
 async def language_report(router: Router, lang: str, split: str) -> dict[str, Any]:
@@ -32,10 +35,11 @@ async def language_report(router: Router, lang: str, split: str) -> dict[str, An
 
 
 async def evaluate(router: Router | None = None) -> dict[str, Any]:
-    """Every language's dev and test figures."""
+    """Every language's dev and test figures (and its mixed-language test's, where it has one)."""
     router = router or load_multilingual_router(get_settings())
     assert router is not None, "no labelled questions in data/router/i18n"
-    return {lang: {split: await language_report(router, lang, split) for split in ("dev", "test")}
+    return {lang: {split: await language_report(router, lang, split) for split in SPLITS
+                   if (I18N / lang / f"{split}.yaml").exists()}
             for lang in OTHER_LANGUAGES}
 
 
@@ -55,9 +59,8 @@ async def main(as_json: bool = False, write: bool = False) -> int:
         print(json.dumps(results, indent=2, ensure_ascii=False))
     else:
         for lang, r in languages.items():
-            for split in ("dev", "test"):
-                s = r[split]
-                print(f"{lang} {split:4s}: intent accuracy {s['intent_accuracy']:.3f} ({s['items']} items), "
+            for split, s in r.items():
+                print(f"{lang} {split:10s}: intent accuracy {s['intent_accuracy']:.3f} ({s['items']} items), "
                       f"coverage {s['coverage']:.3f}, wrong shortcuts {s['wrong_shortcuts']}/{s['shortcuts']} "
                       f"(95% bound {s['wrong_shortcut_rate_upper95']:.2%})")
     if write:
