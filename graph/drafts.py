@@ -186,15 +186,16 @@ def _subject_line(r: Request) -> str:
     return "Subject: [subject]"
 
 
-def route_of(path: str, label: str, request: str, drafted: bool) -> str | None:
-    """The route of a writing request: "template" (drafted here) or "llm"; None when it is not one.
+def drafts_it(path: str, label: str, request: str, drafted: bool) -> bool | None:
+    """Whether a writing request is drafted here from its words (True) or written by the LLM (False); None when the
+    request is not one.
 
     A request the router is not sure of but whose top label is free writing and that reads as "write <a kind
     of text> ..." ("email my manager that ...") is drafted too: a draft only repeats what the request says.
     """
     if path == "write":
-        return "template" if drafted else "llm"
-    return "template" if drafted and label == "free_writing" and parse(request).understood else None
+        return drafted
+    return True if drafted and label == "free_writing" and parse(request).understood else None
 
 
 def draft(request: str, name: str | None) -> str:

@@ -16,7 +16,7 @@ from graph.intake import had_turns, new_turn
 from graph.kit import context_of, current_context, emit, emit_chunked, thread_of, timed, today_of
 from graph.next_turn import NextTurn
 from graph.parts import label_of, llm_parts
-from graph.paths import ROUTE_OF, AnsweredBy, Route
+from graph.paths import AnsweredBy, Route, route_of
 from graph.prompts import answer_messages, planner_messages, writing_messages
 from graph.pruning import prompt_history
 from graph.replies import faq_answer, refusal, unknown_employee
@@ -50,7 +50,7 @@ class Nodes:
         offers = asyncio.ensure_future(self.next_turn.collect(thread)) if thread else None
         try:
             fresh, problem = new_turn(state, ctx.max_question_chars, ctx.language)
-            update = ({"route": "invalid", "answer": problem} if problem is not None
+            update = (self._route({}, route_of(None, valid=False), problem) if problem is not None
                       else await self._decide(cast(State, {**state, **fresh}), ctx))
         finally:
             fresh_offers = await offers if offers is not None else {}
@@ -65,10 +65,10 @@ class Nodes:
                  language=d.lang)
         update: dict[str, Any] = {"router": d, "lang": d.lang}  # the router may read a short message's language
         if d.path == "foreign":
-            return self._route(update, ROUTE_OF[d.path], say("unsupported_language", "en"))
+            return self._route(update, route_of(d.path), say("unsupported_language", "en"))
         if d.path == "faq" and d.faq_id in self.deps.faq:
             update["faq"] = {"id": d.faq_id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
-            return self._route(update, ROUTE_OF[d.path], "")
+            return self._route(update, route_of(d.path), "")
         if ctx.early_embedding and wants_search_embedding(d, question):  # a later step searches by meaning:
             self.deps.prefetch_search_embedding(question)  # its embedding starts now, beside the profile's read
         return update
@@ -83,10 +83,10 @@ class Nodes:
         assert d is not None  # route_question decided
         profile = await self._profile(state)
         if profile is None:
-            return self._route({}, "invalid", unknown_employee(user, lang))
+            return self._route({}, route_of(d.path, valid=False), unknown_employee(user, lang))
         update: dict[str, Any] = {"profile": profile}
         if d.path == "refuse":
-            return self._route(update, ROUTE_OF[d.path], refusal(question, user, lang))
+            return self._route(update, route_of(d.path), refusal(question, user, lang))
         previous = reusable(state.get("last_slots") or {}, question, d.label, state.get("last_intents") or [])
         slots = await slots_of(self.deps, d, question, profile, previous, ctx, lang)
         update["slots"] = slots
@@ -95,13 +95,13 @@ class Nodes:
         if d.path in ("handbook", "chat"):  # quoted from the handbook, or "not in the handbook"
             parts = [Part(intent="policy_lookup", slots=slots)]  # chat: sure it is no company matter, so no
             plan = (templates.plan_parts(parts, user) or []) if d.path == "handbook" else []  # search to misquote
-            return {**update, **label_of(ROUTE_OF[d.path], parts), "parts": parts, "plan": plan}
+            return {**update, **label_of(route_of(d.path), parts), "parts": parts, "plan": plan}
         # A writing request's own words make an English draft; in another language the LLM writes it.
         drafted = ctx.templates_enabled and not ctx.llm_drafts and lang == "en"
-        if (route := drafts.route_of(d.path, d.label, question, drafted)):
-            return {**update, "route": route, "intent": "free_writing", "parts": []}
+        if (drafting := drafts.drafts_it(d.path, d.label, question, drafted)) is not None:
+            return {**update, "route": route_of("write", settled=drafting), "intent": "free_writing", "parts": []}
         parts = llm_parts(d, self.deps.faq, slots, profile, today_of(ctx))
-        return {**update, **label_of("llm", parts), "parts": parts}
+        return {**update, **label_of(route_of("llm"), parts), "parts": parts}
 
     @timed
     async def answer_faq(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -2,9 +2,10 @@
 the route the turn then takes (`Route`, what `ask --json` and the metrics report), and the answer it ends
 with (`AnsweredBy`, one named edge each in graph/graph.py).
 
-A path is the router's; a route is what route_question and fill_slots make of it. Most paths have one route
-(`ROUTE_OF`). fill_slots settles the others: a template whose slot is missing is planned by the LLM, a writing request
-is drafted ("template") or written by the LLM, and a caller the backend does not know is "invalid".
+A path is the router's; a route is what route_question and fill_slots make of it, decided in one place (`route_of`)
+and the one label the graph's routing edges read. Most paths have one route (`ROUTE_OF`). fill_slots settles the
+others: a template whose slot is missing is planned by the LLM, a writing request is drafted ("template") or written
+by the LLM, and bad input or a caller the backend does not know is "invalid".
 
 The decision is a frozen dataclass kept in the state as it is (LangGraph's checkpoint serializer stores
 dataclasses, and collects this one from `State` when it is strict about types); `summary` is its plain-dict
@@ -35,6 +36,20 @@ ROUTE_OF: dict[Path, Route] = {
     "foreign": "refused",  # a language the desk does not speak
     "llm": "llm",  # not sure: the LLM plans
 }  # "write" has none: drafted ("template") or written by the LLM, as Context says
+
+
+def route_of(path: Path | None, *, valid: bool = True, settled: bool = True) -> Route:
+    """The route a turn takes: "invalid" when its input or caller is not `valid`; "" while the router has not read
+    it (`path` None); a template or writing request the desk can answer itself (`settled`: every slot filled, the
+    draft made from the request's words) on "template", else on the LLM; every other path on its `ROUTE_OF`.
+    """
+    if not valid:
+        return "invalid"
+    if path is None:
+        return ""
+    if path in ("template", "write"):
+        return "template" if settled else "llm"
+    return ROUTE_OF[path]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from graph.deps import Deps
 from graph.kit import today_of
 from graph.leave_slots import leave_type_needs_meaning, settle_leave_type
 from graph.parts import label_of, template_parts
-from graph.paths import Decision
+from graph.paths import Decision, route_of
 from graph.slots import fill_slots
 from graph.state import Part, State, ToolCall
 from tools.registry import INTENTS
@@ -66,9 +66,8 @@ def update_of(planned: TemplatePlan) -> dict[str, Any]:
     """fill_slots' update for a template path: its plan; the LLM plans when a part lacks a slot."""
     parts = planned.parts
     update: dict[str, Any] = {"profile": planned.profile, "slots": planned.slots, "parts": parts}
-    if planned.plan is None:
-        return {**update, **label_of("llm", parts)}
-    return {**update, **label_of("template", parts), "plan": planned.plan}
+    route = route_of("template", settled=planned.plan is not None)  # the LLM plans when a part lacks a slot
+    return {**update, **label_of(route, parts), **({"plan": planned.plan} if planned.plan is not None else {})}
 
 
 def reading_plan(state: State) -> list[ToolCall]:

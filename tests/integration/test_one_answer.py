@@ -78,8 +78,8 @@ def _cli(question: str, user: str) -> tuple[str, str, str]:
     return printed, done.stderr, thread
 
 
-async def test_streamed_text_is_the_answer(settings, openai_url, faults, passwords):  # noqa: F811
-    faults("weather", "error")  # the compound request's second part cannot be fetched
+async def test_streamed_text_is_the_answer(settings, openai_url, faults, passwords, fresh_cache):  # noqa: F811
+    faults("weather", "error")  # the compound request's second part cannot be fetched (nor cached: fresh_cache)
     resources = build_resources(settings.model_copy(update={"llm_drafts": True}))
     try:
         for question, user in ASKED:

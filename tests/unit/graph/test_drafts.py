@@ -71,9 +71,18 @@ def test_what_is_not_a_workplace_text_gets_what_the_desk_can_do(request_text):
 
 
 def test_a_writing_request_is_drafted_when_sure_or_when_it_reads_as_one():
-    from graph.drafts import route_of
-    assert route_of("write", "free_writing", "write a poem", drafted=True) == "template"
-    assert route_of("write", "free_writing", "write a poem", drafted=False) == "llm"  # the LLM drafts
-    assert route_of("llm", "free_writing", "email my manager that I am late", drafted=True) == "template"
-    assert route_of("llm", "free_writing", "write a poem about the warehouse", drafted=True) is None
-    assert route_of("llm", "handbook", "email my manager that I am late", drafted=True) is None
+    from graph.drafts import drafts_it
+    from graph.paths import route_of
+    assert drafts_it("write", "free_writing", "write a poem", drafted=True) is True
+    assert drafts_it("write", "free_writing", "write a poem", drafted=False) is False  # the LLM drafts
+    assert drafts_it("llm", "free_writing", "email my manager that I am late", drafted=True) is True
+    assert drafts_it("llm", "free_writing", "write a poem about the warehouse", drafted=True) is None
+    assert drafts_it("llm", "handbook", "email my manager that I am late", drafted=True) is None
+    assert route_of("write", settled=True) == "template" and route_of("write", settled=False) == "llm"
+
+
+def test_the_route_is_decided_in_one_place_from_the_path_and_what_fill_slots_found():
+    from graph.paths import ROUTE_OF, route_of
+    assert route_of(None) == "" and route_of(None, valid=False) == route_of("faq", valid=False) == "invalid"
+    assert route_of("template") == "template" and route_of("template", settled=False) == "llm"
+    assert all(route_of(p) == r for p, r in ROUTE_OF.items() if p != "template")
