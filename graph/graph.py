@@ -6,7 +6,8 @@ START -> route_question -> answer_faq -> END                                    
                                       -> prefetch_tools -> plan_tools -> call_tools -> ...   LLM plans
                                       -> write_answer -> END                     free writing (a draft)
                                       -> refuse -> END                           someone else's data, unknown caller
-route_question decides; the node its edge leads to writes. compose_answer ends the turn with a named outcome
+route_question decides; the node its edge leads to writes. The edges read the turn's route, which route_question
+and fill_slots settle through one function (graph/paths.py:route_of). compose_answer ends the turn with a named outcome
 (error, template, partial, closest_faq, handbook_quote, not_in_handbook) or hands over to write_answer ("llm")
 when only the LLM can answer. Every answer is written by a node and leaves through LangGraph's own stream
 (custom `answer_delta` events, graph/kit.py:emit): the chat, the API, the CLI, Studio and a notebook read the
