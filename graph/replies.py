@@ -12,7 +12,7 @@ from typing import Any
 from tools.company import translated_answer, translations
 from tools.domain import EMPLOYEE_ID
 from tools.faq import FaqEntry
-from tools.i18n import say, say_known, sentences
+from tools.i18n import amounts_in, say, say_known, sentences
 from tools.registry import INTENTS, is_personal
 
 
@@ -66,8 +66,8 @@ def faq_answer(entry: FaqEntry, lang: str = "en") -> str:
     """An FAQ entry's answer in the asker's language: its translation, or the English answer introduced as such."""
     if lang == "en":
         return entry.answer
-    translated = translated_answer(entry.id, lang)
-    return translated or sentences(lang, say("faq_in_english", lang), entry.answer)
+    translated = translated_answer(entry.id, lang)  # its amounts as the reader's locale writes money
+    return amounts_in(translated or sentences(lang, say("faq_in_english", lang), entry.answer), lang)
 
 
 def closest_faq(entry: FaqEntry, lang: str = "en") -> str:

@@ -109,6 +109,18 @@ def money(x: float, lang: str = "en", currency: str = "EUR") -> str:
     return format_currency(x, currency, locale=locale_of(lang))
 
 
+_EUR = re.compile(r"\bEUR\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\b")
+
+
+def amounts_in(text: str, lang: str) -> str:
+    """A text the company wrote (an FAQ answer) with its amounts as the reader's locale writes money: "EUR 1,000" is
+    one euro to a German or Dutch reader, "1.000,00 €" is not. English text stays as written.
+    """
+    if lang == "en":
+        return text
+    return _EUR.sub(lambda m: money(float(m[1].replace(",", "") + (m[2] or "")), lang), text)
+
+
 def number(x: float, lang: str = "en") -> str:
     """A count or measure: "2.5" in English, "2,5" in German (whole numbers without decimals)."""
     if lang == "en":

@@ -138,7 +138,7 @@ def _local_facts(h: dict, user: str, facts: Facts, by_id: dict) -> list[str]:
     """
     from babel.numbers import format_currency
 
-    from tools.i18n import locale_of
+    from tools.i18n import amounts_in, locale_of
 
     route = h["route"]
     if route == "salary":
@@ -152,7 +152,8 @@ def _local_facts(h: dict, user: str, facts: Facts, by_id: dict) -> list[str]:
         return [f"{weather_for(h['city'], date.fromisoformat(h['day']))['temperature_c']}°C"]
     if route == "leave_policy":
         return [re.findall(r"\d+", LEAVE_POLICIES[h["leave_type"]]["entitlement"])[0]]
-    return [f for f in answer_facts(by_id[route[4:]]["answer"]) if re.fullmatch(r"[\d.,:]+|MyHR|SpendWise", f)]
+    served = amounts_in(by_id[route[4:]]["answer"], h["lang"])  # its amounts as the reader's locale writes money
+    return [f for f in answer_facts(served) if re.fullmatch(r"[\d.,:]+|MyHR|SpendWise", f)]
 
 
 def multilingual(seed: int = 11) -> list[Item]:

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from tools.company import translated_answer
 from tools.domain import LEAVE_FAQ_ENTRY, LeaveType
-from tools.i18n import say, sentences
+from tools.i18n import amounts_in, say, sentences
 from tools.specs import Fake, IntentSpec, tool
 
 _LEAVE_TYPE = {"leave_type": "$leave_type"}
@@ -35,7 +35,7 @@ def render_leave_policy(slots: dict[str, Any], r: dict[str, dict[str, Any]]) -> 
         return english
     entry = LEAVE_FAQ_ENTRY.get(p["leave_type"])
     translated = translated_answer(entry, lang) if entry else None
-    return translated or sentences(lang, say("policy_in_english", lang), english)
+    return amounts_in(translated or sentences(lang, say("policy_in_english", lang), english), lang)
 
 
 def fake_leave_policy(args: dict[str, Any]) -> dict[str, Any]:

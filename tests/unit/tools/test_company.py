@@ -125,7 +125,7 @@ def test_an_edited_figure_retires_the_translations_that_still_say_the_old_one(fo
     from graph.replies import faq_answer
 
     answer = faq_answer(company.faq["meal-allowance"], "de")
-    assert "EUR 35" in answer and "30" not in answer  # the entry's own answer, introduced as such
+    assert "35,00" in answer and "30" not in answer  # the entry's own answer, introduced, money as German writes it
     assert faq_answer(company.faq["payday"], "de") == company.translations["de"]["payday"].answer
 
 

@@ -134,3 +134,14 @@ def test_catalog_files_are_plain_yaml_mappings():
 def test_a_forecast_names_the_city_as_its_reader_does(lang, question, city, named):
     w = {"city": city, "date": "2026-12-08", "temperature_c": 7, "condition": "sunny", "wind_kmh": 5}
     assert named in render_weather({"lang": lang, "question": question}, {"weather": w})
+
+
+def test_an_faq_answers_amounts_read_as_its_readers_locale_writes_money():
+    from graph.replies import faq_answer
+    from tools.company import current
+    from tools.i18n import amounts_in
+
+    assert amounts_in("a budget of EUR 1,000, EUR 0.30 per km", "de") == "a budget of 1.000,00\xa0€, 0,30\xa0€ per km"
+    assert amounts_in("EUR 1,000", "en") == "EUR 1,000"  # English keeps the company's own writing
+    faq = current().faq
+    assert "€\xa00,30" in faq_answer(faq["mileage"], "nl") and "EUR" not in faq_answer(faq["training-budget"], "de")
