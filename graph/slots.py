@@ -29,7 +29,7 @@ from tools.domain import (
     MONTH_NAMES,
     WEEKDAYS,
 )
-from tools.gazetteer import city_in, lookup, plain
+from tools.gazetteer import WORD, city_in, lookup, plain
 
 _IN_PLACE = re.compile(r"\b(?:in|at|for|to)\s+([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)\b")
 _NOT_PLACES = {w.title() for w in [*MONTH_NAMES, *WEEKDAYS, "today", "tomorrow", "the", "my", "this", "next",
@@ -105,7 +105,6 @@ def city_slot(text: str, lang: str = "en") -> str | None:
     return None
 
 
-_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 BIG_CITY = 1_000_000  # a name this city has is read even written in lower case ("wetter münchen")
 
 
@@ -114,7 +113,7 @@ def _named_city(text: str, lang: str) -> str | None:
     with a capital (not as a sentence's first word, where any word has one), or a very large city's name of five
     letters or more however it is written ("münchen"). Months, days and the company's own words are never places.
     """
-    words = list(_WORD.finditer(text))
+    words = list(WORD.finditer(text))
     for n in (3, 2, 1):
         for i in range(len(words) - n + 1):
             first = words[i].group(0)

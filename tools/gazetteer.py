@@ -21,6 +21,7 @@ MIN_POPULATION = 100_000
 # Chinese and Japanese write no spaces: their names are found as runs of these characters inside the text.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _LONGEST_CJK = 6
+WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")  # a word of a name written with letters ("Den", "Haag")
 
 
 def plain(name: str) -> str:
@@ -55,11 +56,15 @@ def lookup(name: str) -> tuple[str, int] | None:
 def name_used(text: str, city: str) -> str | None:
     """The words `text` names `city` with ("Napoli", "杭州"), for an answer that names it as its reader did."""
     want = plain(city)
-    pieces = [text[i:i + n] for n in range(_LONGEST_CJK, 1, -1) for i in range(len(text) - n + 1)] \
-        if _CJK.search(text) else []
-    words = list(re.finditer(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", text))
-    pieces += [text[words[i].start():words[i + n - 1].end()] for n in (3, 2, 1) for i in range(len(words) - n + 1)]
-    return next((p for p in pieces if (hit := lookup(p)) and plain(hit[0]) == want), None)
+    words = list(WORD.finditer(text))
+    spans = [text[words[i].start():words[i + n - 1].end()] for n in (3, 2, 1) for i in range(len(words) - n + 1)]
+    return next((p for p in (*_cjk_pieces(text), *spans) if (hit := lookup(p)) and plain(hit[0]) == want), None)
+
+
+def _cjk_pieces(text: str) -> list[str]:
+    """Every run of two to _LONGEST_CJK Chinese or Japanese characters in `text`, the longest first."""
+    return [piece for n in range(_LONGEST_CJK, 1, -1) for i in range(len(text) - n + 1)
+            if _CJK.match(piece := text[i:i + n])]
 
 
 def city_in(text: str) -> str | None:
@@ -67,9 +72,4 @@ def city_in(text: str) -> str | None:
     if not _CJK.search(text):
         return None
     names = _names()
-    for length in range(_LONGEST_CJK, 1, -1):
-        for i in range(len(text) - length + 1):
-            piece = text[i:i + length]
-            if _CJK.match(piece) and (hit := names.get(piece)):
-                return hit[0]
-    return None
+    return next((hit[0] for piece in _cjk_pieces(text) if (hit := names.get(piece))), None)
