@@ -38,7 +38,7 @@ class Fetched:
         """The turn's results and parts, a compound request's handbook parts quoted, and the FAQ entry to offer."""
         results = state.get("results") or []
         parts = state.get("parts") or []
-        if templated(state, ctx):
+        if templated(state, ctx) and not state.get("error"):  # an error is answered first: nothing to quote for it
             parts = await extract.quote_parts(parts, results, deps.embed_many, ctx.kb_answer_threshold)
         candidate = d.faq_candidate if (d := state.get("router")) else None
         offered = ctx.faq_fallback_enabled and candidate in deps.faq
