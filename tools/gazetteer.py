@@ -5,6 +5,8 @@ scripts GeoNames lists, and handed to the weather tool under one name; a place i
 so the tool says it does not cover it instead of anyone guessing the caller's own city.
 
 Only cities of at least MIN_POPULATION are read: smaller towns share their names with everyday words too often.
+Districts GeoNames lists as cities under a numbered name ("Paris 15 Vaugirard", "Lyon 03", "Sector 1") are not
+read: "XVe" or "III" in a question is not a place to forecast.
 Where two cities share a name, the one whose own name it is is meant ("Porto" is Porto, though Bordeaux is also
 called so), then the more populous one.
 """
@@ -39,7 +41,7 @@ def _names() -> dict[str, tuple[str, int]]:
     ranked: dict[str, tuple[bool, int, str]] = {}  # name -> (it is the city's own name, population, the city)
     for city in data.values():
         population = int(city.get("population") or 0)
-        if population < MIN_POPULATION:
+        if population < MIN_POPULATION or any(ch.isdigit() for ch in city["name"]):
             continue
         for i, name in enumerate((city["name"], *(city.get("alternatenames") or []))):
             key, rank = plain(name.strip()), (i == 0, population, city["name"])

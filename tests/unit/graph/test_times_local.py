@@ -75,7 +75,7 @@ def test_a_place_the_gazetteer_does_not_know_stays_as_written_never_the_callers_
 @pytest.mark.parametrize(("text", "lang"), [("Can I take leave in May?", "en"), ("When is payday?", "en"),
                                             ("Nice, what is the dress code?", "en"),
                                             ("Wie viel Gehalt habe ich im Mai bekommen?", "de"),
-                                            ("我的工资是多少？", "zh")])
+                                            ("我的工资是多少？", "zh"), ("A0XVE", "en")])
 def test_words_that_are_also_some_citys_name_are_not_read_as_places(text, lang):
     assert city_slot(text, lang) is None
 
