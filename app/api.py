@@ -43,16 +43,19 @@ class ChatRequest(BaseModel):
     thread: str | None = Field(None, min_length=8, max_length=128, pattern=r"^[A-Za-z0-9_\-]+$")
 
 
-def resources_of(request: Request) -> Resources:
-    """The server's resources (app/web.py:build_app keeps them on `app.state`)."""
+async def resources_of(request: Request) -> Resources:
+    """The server's resources (app/web.py:build_app keeps them on `app.state`). A coroutine: FastAPI runs a plain
+    function dependency on its thread pool, a hand-off per request for one attribute read.
+    """
     return request.app.state.resources
 
 
 async def caller(request: Request) -> Identity:
     """The verified identity of a request, or a 401 whose detail is the reason."""
+    verifier = (await resources_of(request)).verifier
     try:
-        return await resources_of(request).verifier.identify(request.headers, request.cookies,
-                                         request.client.host if request.client else None)
+        return await verifier.identify(request.headers, request.cookies,
+                                       request.client.host if request.client else None)
     except AuthError as exc:
         log.info("401 on %s: %s", request.url.path, exc)
         raise HTTPException(401, str(exc), headers={"WWW-Authenticate": f'Bearer error="invalid_token", '

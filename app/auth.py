@@ -71,6 +71,15 @@ class Verifier:
         path = self.settings.auth_public_key_file
         return path.read_text() if path else None
 
+    def warm(self) -> None:
+        """Fetch the issuer's signing keys now: the first requests after a start, arriving together, each fetched
+        them (a blocking call on the thread pool, which the other requests' checks then queued behind).
+        """
+        if self._public_key is None:
+            for key in self._jwks.get_signing_keys():
+                if key.key_id:
+                    self._jwks.get_signing_key(key.key_id)
+
     def _key(self, token: str) -> Any:
         if self._public_key is not None:
             return self._public_key

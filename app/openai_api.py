@@ -72,7 +72,7 @@ async def models(request: Request) -> Response:
 @router.post("/v1/chat/completions")
 async def completions(request: Request) -> Response:
     """Answer the last user message for the verified caller, as a completion or a stream of chunks."""
-    resources = resources_of(request)
+    resources = await resources_of(request)
     ctx = resources.request_context(request.headers.get("accept-language"))
     try:
         who = await caller(request)  # the credential before the body, as /v1/chat

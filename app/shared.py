@@ -10,6 +10,7 @@ so replicas can run side by side.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from functools import lru_cache
 
@@ -35,10 +36,10 @@ WARM_QUESTIONS = ("When is payday?", "How many leave days do I have left?")  # F
 async def warm(resources: Resources | None = None) -> None:
     """Everything the first request needs, before the server says it is ready: the graph (embedding
     thread, router, date parser, language detector), the checkpointer, the Redis pools, the backend
-    connection and the templates, by answering two questions on a throwaway thread; Gradio's event path;
-    and vLLM's prefix cache, by sending each LLM prompt's static part once. The two questions come last:
-    when next-turn prefetch's read of the kept conversations came after them, the first user's question took
-    1.4-2.5x the same question warm (`python -m app.bench.coldstart`); now 0.8-1.2x.
+    connection and the templates, by answering two questions on a throwaway thread; the token issuer's keys;
+    Gradio's event path; and vLLM's prefix cache, by sending each LLM prompt's static part once. The two
+    questions come last: when next-turn prefetch's read of the kept conversations came after them, the first
+    user's question took 1.4-2.5x the same question warm (`python -m app.bench.coldstart`); now 0.8-1.2x.
     """
     resources = resources or process_resources()
     if resources.ready.is_set():  # a Ray Serve replica warms in its constructor, before the app's lifespan starts
@@ -48,6 +49,7 @@ async def warm(resources: Resources | None = None) -> None:
         await warm_prefix_cache(resources)
         await seed_next_turn(desk)
         await resources.rate_limit.limiter.storage.check()  # the limiter's Redis connection
+        await asyncio.to_thread(resources.verifier.warm)
         warm_gradio()
         thread = f"{WARMUP_PREFIX}{new_thread_id()}"
         for q in WARM_QUESTIONS:

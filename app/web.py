@@ -14,7 +14,7 @@ import contextlib
 import html
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -66,6 +66,24 @@ async def session_user(verifier: Verifier, request: Request) -> str | None:
     return who.user
 
 
+class SignInFirst:
+    """The chat page itself sends a visitor without a valid session to the sign-in form. A plain ASGI middleware:
+    every other request (an API answer's stream above all) passes straight through, with none of the per-chunk
+    cost a `BaseHTTPMiddleware` adds to a streamed response.
+    """
+
+    def __init__(self, app: Any, signed_in: Callable[[Request], Awaitable[str | None]]) -> None:
+        self.app, self.signed_in = app, signed_in
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Answer `GET /` for a visitor without a session; hand everything else on untouched."""
+        if (scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/"
+                and await self.signed_in(Request(scope)) is None):
+            await RedirectResponse("login", status_code=303)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def build_app(resources: Resources) -> Any:
     """The FastAPI app with the chat mounted on it, serving with `resources` (kept on `app.state`)."""
     import gradio as gr
@@ -96,7 +114,7 @@ def build_app(resources: Resources) -> Any:
         return Response(body, media_type=ctype)
 
     @app.get("/healthz")
-    def healthz() -> Response:
+    async def healthz() -> Response:
         ready = resources.ready.is_set()
         return Response(f'{{"ok": {str(ready).lower()}, "ready": {str(ready).lower()}}}',
                         status_code=200 if ready else 503, media_type="application/json")
@@ -140,12 +158,7 @@ def build_app(resources: Resources) -> Any:
         resp.delete_cookie(SESSION_COOKIE, path="/")
         return resp
 
-    @app.middleware("http")
-    async def sign_in_first(request: Request, call_next: Any) -> Response:
-        """The chat page itself sends a visitor without a valid session to the sign-in form."""
-        if request.method == "GET" and request.url.path == "/" and await signed_in(request) is None:
-            return RedirectResponse("login", status_code=303)
-        return await call_next(request)
+    app.add_middleware(SignInFirst, signed_in=signed_in)
 
     return gr.mount_gradio_app(app, build_ui(resources).queue(default_concurrency_limit=16), path="/",
                                auth_dependency=signed_in, i18n=translations())
