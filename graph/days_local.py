@@ -2,9 +2,10 @@
 "am Freitag", "明天"), and each language's calendar words (Babel's month and weekday names), for
 `graph/times_local.py` and the city reader.
 
-Day words and days named by day and month come from small tables per language; the rest from dateparser's search in
-that language, anchored at the run's date. A phrase dateparser finds is kept only when it holds a time word of the
-language or a figure: its search also reads "ma" or "de" as dates.
+Day words come from each language's words file (`tools/messages/<lang>.words.yaml`), days named by day and month
+from Babel's month names, the rest from dateparser's search in that language, anchored at the run's date. A phrase
+dateparser finds is kept only when it holds a time word of the language or a figure: its search also reads "ma" or
+"de" as dates.
 """
 
 from __future__ import annotations
@@ -12,46 +13,31 @@ from __future__ import annotations
 import functools
 import re
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from graph.times import Prefer
 
-# Days relative to today, by the words the language has for them (dateparser misses "dopodomani" and "后天" in
-# a sentence). Words that also name a time of day ("Morgen", "mañana") are left to dateparser.
-RELATIVE_DAYS: dict[str, tuple[tuple[str, int], ...]] = {
-    "de": ((r"überübermorgen", 3), (r"übermorgen", 2), (r"heute", 0)),
-    "fr": ((r"après-demain|après demain", 2), (r"demain", 1), (r"aujourd'hui", 0)),
-    "es": ((r"pasado mañana", 2), (r"hoy", 0)),
-    "it": ((r"dopodomani", 2), (r"domani", 1), (r"oggi", 0)),
-    "nl": ((r"overmorgen", 2), (r"morgen", 1), (r"vandaag", 0)),
-    "pt": ((r"depois de amanhã", 2), (r"amanhã", 1), (r"hoje", 0)),
-    "zh": ((r"大后天", 3), (r"后天", 2), (r"明天", 1), (r"今天", 0)),
-}
-# Words that make a phrase dateparser found a time (besides month and weekday names and figures).
-TIME_WORDS: dict[str, tuple[str, ...]] = {
-    "de": ("heute", "morgen", "übermorgen", "gestern", "vorgestern", "woche", "wochenende", "jahr", "monat"),
-    "fr": ("aujourd'hui", "demain", "après-demain", "hier", "semaine", "week-end", "weekend", "année", "mois"),
-    "es": ("hoy", "mañana", "pasado mañana", "ayer", "semana", "fin de semana", "año", "mes"),
-    "it": ("oggi", "domani", "dopodomani", "ieri", "settimana", "weekend", "anno", "mese"),
-    "nl": ("vandaag", "morgen", "overmorgen", "gisteren", "week", "weekend", "jaar", "maand"),
-    "pt": ("hoje", "amanhã", "depois de amanhã", "ontem", "semana", "fim de semana", "ano", "mês"),
-    "zh": ("今天", "明天", "后天", "昨天", "前天", "周", "星期", "礼拜", "年", "月", "号", "日"),
-}
-# Words that name a week relative to this one ("next week"): with a weekday beside them, the day of that week
-# ("nächste Woche Mittwoch", "mercredi de la semaine prochaine"); weeks run Monday to Sunday. Chinese writes
-# them into the day's own name ("下周三", "本周六", "周三"), read by its own pattern.
-WEEK_WORDS: dict[str, tuple[tuple[str, int], ...]] = {
-    "de": ((r"nächste[nr]? woche|kommende[nr]? woche|übernächste[nr]? woche", 1), (r"diese[nr]? woche", 0),
-           (r"letzte[nr]? woche|vergangene[nr]? woche|vorige[nr]? woche", -1)),
-    "fr": ((r"semaine prochaine|la prochaine semaine", 1), (r"cette semaine", 0), (r"semaine dernière", -1)),
-    "es": ((r"semana que viene|próxima semana|semana próxima", 1), (r"esta semana", 0), (r"semana pasada", -1)),
-    "it": ((r"prossima settimana|settimana prossima", 1), (r"questa settimana", 0), (r"settimana scorsa", -1)),
-    "nl": ((r"volgende week|komende week", 1), (r"deze week", 0), (r"vorige week|afgelopen week", -1)),
-    "pt": ((r"próxima semana|semana que vem", 1), (r"esta semana", 0), (r"semana passada", -1)),
-}
 _ZH_WEEKDAY = re.compile(r"(?P<w>上|下|这|本|今)?个?(?:周|星期|礼拜)(?P<d>[一二三四五六日天])")
 _ZH_WEEK = {"上": -1, "下": 1, "这": 0, "本": 0, "今": 0}
 ZH_DIGITS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "十一": 11,
              "十二": 12}
+
+
+def words_of(lang: str) -> dict[str, Any]:
+    """A language's words file (`tools/messages/<lang>.words.yaml`): {} for a language without one."""
+    from tools.i18n import words
+
+    return words(lang)
+
+
+def pairs(lang: str, key: str) -> list[tuple[str, int]]:
+    """(pattern, offset) pairs of a language's words file: "months_relative", "days_relative" (days from today:
+    dateparser misses "dopodomani" and "后天" in a sentence; words that also name a time of day, "Morgen",
+    "mañana", are left to it), "weeks_relative" (a week relative to this one, Monday to Sunday: with a weekday
+    beside it, that day of that week, "nächste Woche Mittwoch"; Chinese writes them into the day's own name,
+    "下周三", read by its own pattern).
+    """
+    return [(str(pattern), int(offset)) for pattern, offset in words_of(lang).get(key) or ()]
 
 
 def _locale(lang: str) -> str:
@@ -71,8 +57,7 @@ def month_names(lang: str) -> dict[str, int]:
         for width in ("wide", "abbreviated"):
             for n, name in loc.months[context][width].items():
                 names[str(name).lower().rstrip(".")] = int(n)
-    if lang == "de":
-        names |= {"jänner": 1, "feber": 2}  # Austrian
+    names |= {str(k): int(v) for k, v in (words_of(lang).get("month_names_extra") or {}).items()}  # "Jänner"
     return {k: v for k, v in names.items() if len(k) >= 3}
 
 
@@ -132,7 +117,7 @@ def _table_days(text: str, today: date, lang: str, prefer: Prefer) -> list[tuple
             taken.append(m.span())
     found += _week_days(text, today, lang, taken)
     b = "" if lang == "zh" else r"\b"
-    for pattern, offset in RELATIVE_DAYS.get(lang, ()):
+    for pattern, offset in pairs(lang, "days_relative"):
         for m in re.finditer(b + f"(?:{pattern})" + b, low):
             if not any(a <= m.start() < e for a, e in taken):
                 found.append((m.start(), m.group(0), today + timedelta(days=offset)))
@@ -155,7 +140,7 @@ def _week_days(text: str, today: date, lang: str, taken: list[tuple[int, int]]) 
             taken.append(m.span())
         return out
     low = text.lower()
-    week = next(((wk, offset) for pattern, offset in WEEK_WORDS.get(lang, ())
+    week = next(((wk, offset) for pattern, offset in pairs(lang, "weeks_relative")
                  if (wk := re.search(rf"\b(?:{pattern})\b", low))), None)
     named = next(((dn, wd) for name, wd in _weekday_index(lang).items()
                   if (dn := re.search(rf"\b{re.escape(name)}\b", low))), None)
@@ -192,7 +177,7 @@ def days_named(text: str, today: date, lang: str, prefer: Prefer) -> tuple[tuple
             "RETURN_AS_TIMEZONE_AWARE": False}) or []
     except Exception:  # noqa: BLE001 - dateparser's search raises on some inputs: nothing found
         return ()
-    words = TIME_WORDS.get(lang, ())
+    words = tuple(words_of(lang).get("time_words") or ())
     days = []
     for phrase, when in found:
         low = phrase.lower()

@@ -51,6 +51,15 @@ def catalog(lang: str) -> dict[str, str]:
         if path.exists() else {}
 
 
+@lru_cache(maxsize=len(LANGUAGES))
+def words(lang: str) -> dict[str, Any]:
+    """The words a language names times with (`<lang>.words.yaml` beside its catalog, read by
+    `graph/times_local.py` and `graph/days_local.py`); {} for a language without the file.
+    """
+    path = CATALOGS / f"{lang}.words.yaml"
+    return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.exists() else {}
+
+
 def say(key: str, lang: str = "en", **values: Any) -> str:
     """The message `key` in `lang` (English where the language lacks it), its `{placeholders}` filled: the
     company's name, portals and contacts (`{company}`, `{hr_portal}` ...) from its folder (`tools/company.py`).

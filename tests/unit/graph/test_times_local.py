@@ -48,6 +48,7 @@ def test_months_in_every_language(lang, text, months):
     ("zh", "周三天气", "2026-12-09"),
     ("de", "Wetter nächste Woche Mittwoch in Berlin", "2026-12-09"),
     ("de", "Wetter am nächsten Mittwoch", "2026-12-09"),
+    ("de", "Wetter übernächste Woche Mittwoch in Berlin", "2026-12-16"),
     ("nl", "weer volgende week woensdag in Amsterdam", "2026-12-09"),
     ("fr", "quel temps mercredi prochain à Paris", "2026-12-09"),
     ("es", "¿qué tiempo hará el próximo miércoles en Madrid?", "2026-12-09"),

@@ -13,7 +13,7 @@ import yaml
 from tools import i18n
 from tools.company import DEFAULT_DIR, translations
 from tools.faq import load_faq
-from tools.i18n import LANGUAGES, catalog, fill, money, month_text, placeholders, say
+from tools.i18n import LANGUAGES, catalog, fill, money, month_text, placeholders, say, words
 from tools.intents.leave_balance import render_leave_balance
 from tools.intents.leave_policy import render_leave_policy
 from tools.intents.salary import render_salary, summarize_salary
@@ -145,3 +145,12 @@ def test_an_faq_answers_amounts_read_as_its_readers_locale_writes_money():
     assert amounts_in("EUR 1,000", "en") == "EUR 1,000"  # English keeps the company's own writing
     faq = current().faq
     assert "€\xa00,30" in faq_answer(faq["mileage"], "nl") and "EUR" not in faq_answer(faq["training-budget"], "de")
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != "en"])
+def test_every_language_reads_times_from_its_words_file(lang):
+    """A language's time words are data beside its catalog: each file holds the keys the readers use."""
+    found = words(lang)
+    assert {"months_relative", "number_words", "months_ago", "month_before_that", "days_relative",
+            "time_words"} <= set(found)
+    assert all(isinstance(offset, int) for _, offset in found["months_relative"] + found["days_relative"])
