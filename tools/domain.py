@@ -91,47 +91,13 @@ COUNTRIES: dict[str, tuple[str, ...]] = {
     "belgium": ("belgium", "belgian"), "uk": ("uk", "britain", "british", "england"),
 }
 
-# How an answer names the cities the weather tool serves, in each language ("Mailand" in German). Reading a city
-# from a question goes through the gazetteer (tools/gazetteer.py), which knows every larger city's names.
-CITY_LOCAL_NAMES: dict[str, dict[str, str]] = {
-    "Amsterdam": {"zh": "阿姆斯特丹", "es": "Ámsterdam", "pt": "Amesterdão"},
-    "Berlin": {"zh": "柏林", "it": "Berlino", "pt": "Berlim", "es": "Berlín", "nl": "Berlijn"},
-    "Paris": {"zh": "巴黎", "it": "Parigi", "nl": "Parijs", "es": "París"},
-    "Madrid": {"zh": "马德里"},
-    "Milan": {"zh": "米兰", "it": "Milano", "de": "Mailand", "fr": "Milan", "es": "Milán", "pt": "Milão",
-              "nl": "Milaan"},
-    "Lisbon": {"zh": "里斯本", "pt": "Lisboa", "es": "Lisboa", "it": "Lisbona", "de": "Lissabon", "fr": "Lisbonne",
-               "nl": "Lissabon"},
-    "Vienna": {"zh": "维也纳", "de": "Wien", "fr": "Vienne", "es": "Viena", "pt": "Viena", "nl": "Wenen"},
-    "Dublin": {"zh": "都柏林", "it": "Dublino", "es": "Dublín"},
-    "London": {"zh": "伦敦", "fr": "Londres", "es": "Londres", "pt": "Londres", "it": "Londra", "nl": "Londen"},
-    "Rome": {"zh": "罗马", "de": "Rom", "it": "Roma", "es": "Roma", "pt": "Roma", "nl": "Rome"},
-    "Barcelona": {"zh": "巴塞罗那", "fr": "Barcelone"},
-    "Munich": {"zh": "慕尼黑", "de": "München", "it": "Monaco di Baviera", "es": "Múnich", "pt": "Munique",
-               "nl": "München"},
-    "Brussels": {"zh": "布鲁塞尔", "fr": "Bruxelles", "nl": "Brussel", "de": "Brüssel", "es": "Bruselas",
-                 "it": "Bruxelles", "pt": "Bruxelas"},
-    "Prague": {"zh": "布拉格", "de": "Prag", "it": "Praga", "es": "Praga", "pt": "Praga", "nl": "Praag"},
-    "Warsaw": {"zh": "华沙", "de": "Warschau", "fr": "Varsovie", "it": "Varsavia", "es": "Varsovia",
-               "pt": "Varsóvia", "nl": "Warschau"},
-    "Stockholm": {"zh": "斯德哥尔摩", "it": "Stoccolma", "es": "Estocolmo", "pt": "Estocolmo"},
-    "Copenhagen": {"zh": "哥本哈根", "de": "Kopenhagen", "fr": "Copenhague", "it": "Copenaghen", "es": "Copenhague",
-                   "pt": "Copenhaga", "nl": "Kopenhagen"},
-    "Oslo": {"zh": "奥斯陆"},
-    "Zurich": {"zh": "苏黎世", "de": "Zürich", "it": "Zurigo", "es": "Zúrich", "pt": "Zurique", "fr": "Zurich"},
-    "Athens": {"zh": "雅典", "de": "Athen", "fr": "Athènes", "it": "Atene", "es": "Atenas", "pt": "Atenas",
-               "nl": "Athene"},
-    # not served by the weather tool: named so that the tool, not a guess, says so
-    "Beijing": {"zh": "北京", "de": "Peking", "fr": "Pékin", "es": "Pekín", "it": "Pechino", "pt": "Pequim"},
-    "Shanghai": {"zh": "上海", "it": "Shanghai"},
-    "Tokyo": {"zh": "东京", "de": "Tokio", "es": "Tokio", "it": "Tokyo", "pt": "Tóquio", "fr": "Tokyo"},
-    "New York": {"zh": "纽约", "es": "Nueva York", "pt": "Nova Iorque", "it": "New York"},
-}
-
-
 def city_name(city: str, lang: str = "en") -> str:
-    """A city under the name a reader of `lang` knows it by ("Munich" -> "München" in German, "慕尼黑" in Chinese)."""
-    return CITY_LOCAL_NAMES.get(city, {}).get(lang, city)
+    """A city under the name a reader of `lang` knows it by ("Munich" -> "München" in German, "慕尼黑" in Chinese):
+    the language's words file (`city_names`); reading a city from a question goes through the gazetteer.
+    """
+    from tools.i18n import words
+
+    return str((words(lang).get("city_names") or {}).get(city, city))
 
 
 MONTH_NAMES: tuple[str, ...] = ("january", "february", "march", "april", "may", "june", "july", "august",
