@@ -1,10 +1,11 @@
-"""Which leave type a question is about: the types it names by keyword (in every language, `tools/domain.py`), and,
+"""Which leave type a question is about: the types it names by keyword (in every language: their words files), and,
 when it names none or several, the chain that settles one by meaning (the router's classifier, the full classifier,
 the descriptions). `graph/slots.py` fills the slot from here; the template plan settles it before its calls.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -23,25 +24,15 @@ def leave_type_slot(text: str) -> str | None:
     return next(iter(leave_types_named(text)), None)
 
 
-# The one giving birth is the caller's partner ("my wife is due in June", "my girlfriend is pregnant"): the birth
-# words describe her, and the caller's own leave is partner (paternity) leave.
-_PARTNER_BIRTH = re.compile(r"\b(?:my|our)\s+(?:wife|girlfriend|partner|fianc[eé]e?|spouse)(?:'s)?\b[^.?!]{0,40}?"
-                            r"\b(?:due|pregnan\w*|expecting|giv(?:e|ing) birth|gave birth|having (?:a|our) baby)\b"
-                            # the same in the desk's other languages: "meine Frau ist schwanger", "我老婆怀孕了"
-                            r"|\b(?:meine|unsere)\s+(?:frau|ehefrau|freundin|partnerin|verlobte)\b[^.?!]{0,40}?"
-                            r"\b(?:schwanger\w*|entbind\w*|bekommt ein|erwartet ein)"
-                            r"|\b(?:ma|notre)\s+(?:femme|épouse|compagne|copine|conjointe|fiancée)\b[^.?!]{0,40}?"
-                            r"\b(?:enceinte|accouch\w*|attend un bébé)"
-                            r"|\b(?:mi|nuestra)\s+(?:mujer|esposa|pareja|novia)\b[^.?!]{0,40}?"
-                            r"\b(?:embarazada|da a luz|dar a luz|sale de cuentas)"
-                            r"|\b(?:mia|nostra)\s+(?:moglie|compagna|ragazza|fidanzata)\b[^.?!]{0,40}?"
-                            r"\b(?:incinta|partori\w*|aspetta un)"
-                            r"|\b(?:mijn|onze)\s+(?:vrouw|vriendin|partner|echtgenote)\b[^.?!]{0,40}?"
-                            r"\b(?:zwanger|bevalt|bevallen|uitgerekend)"
-                            r"|\b(?:minha|nossa)\s+(?:mulher|esposa|namorada|companheira|parceira)\b[^.?!]{0,40}?"
-                            r"\b(?:grávida|gravida|dar à luz|vai ter (?:o|um) bebé|vai ter (?:o|um) bebê)"
-                            r"|(?:老婆|妻子|爱人|太太|媳妇|女朋友)[^。？！?!]{0,20}?(?:怀孕|怀了|要生|生孩子|预产期)",
-                            re.IGNORECASE)
+@functools.cache
+def _partner_birth() -> re.Pattern[str]:
+    """The one giving birth is the caller's partner ("my wife is due in June", "meine Frau ist schwanger", "我老婆怀孕
+    了"): the birth words describe her, and the caller's own leave is partner (paternity) leave. Each language's
+    phrasing is its words file's `partner_birth`.
+    """
+    from tools.i18n import LANGUAGES, words
+
+    return re.compile("|".join(p for lang in LANGUAGES if (p := words(lang).get("partner_birth"))), re.IGNORECASE)
 
 
 def leave_types_named(text: str) -> list[str]:
@@ -55,7 +46,7 @@ def leave_types_named(text: str) -> list[str]:
         return any(k != kind and b[0] <= a[0] and a[1] <= b[1] and b[1] - b[0] > a[1] - a[0] for b, k in found)
 
     named = [kind for kind in LEAVE_PRIORITY if any(not within_longer(a, kind) for a in spans[kind])]
-    if _PARTNER_BIRTH.search(text):
+    if _partner_birth().search(text):
         named = list(dict.fromkeys("paternity" if kind == "maternity" else kind for kind in named)) or ["paternity"]
     return named
 

@@ -13,50 +13,22 @@ from typing import Literal, get_args
 LeaveType = Literal["annual", "sick", "maternity", "paternity", "parental", "bereavement", "study", "unpaid"]
 LEAVE_TYPES: tuple[str, ...] = get_args(LeaveType)
 
-# How people name each leave type (lower case; matched as whole words, a trailing * as a prefix).
-LEAVE_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "annual": ("annual leave", "annual", "vacation*", "holiday leave", "holidays", "hols", "pto", "paid time off"),
-    "sick": ("sick*", "illness", "ill", "unwell", "off sick"),
-    # "expecting a baby" names no one: a father says it too ("we're expecting a baby, what does the dad get")
-    "maternity": ("maternity", "pregnan*", "new mum*", "new mom*", "new mother*", "give birth", "giving birth",
-                  "gave birth", "mat leave", "mat-leave"),
-    "paternity": ("paternity", "partner leave", "new father*", "new dad*", "dad", "dads", "father", "fathers",
-                  "pat leave", "pat-leave", "non-birth", "non birth"),  # "the non-birth mum": partner leave
-    "parental": ("parental",),
-    "bereavement": ("bereavement", "compassionate", "funeral", "death in the family", "passed away", "died"),
-    "study": ("study", "exam leave", "education leave", "exams"),
-    "unpaid": ("unpaid",),
-}
 
-# The same leave types as employees name them in the desk's other languages (entities only: the router decides
-# what a question asks; these say which leave it names). Chinese words match inside a sentence, the rest as words.
+def _leave_words() -> dict[str, dict[str, tuple[str, ...]]]:
+    """Each language's names of each leave type, from its words file (`tools/messages/<lang>.words.yaml`)."""
+    from tools.i18n import LANGUAGES, words
+
+    return {lang: {kind: tuple(spellings) for kind, spellings in (words(lang).get("leave_words") or {}).items()}
+            for lang in LANGUAGES}
+
+
+# How people name each leave type in English (the leave classifier's descriptions start from these) and in the
+# desk's other languages (entities only: the router decides what a question asks; these say which leave it names).
+_BY_LANGUAGE = _leave_words()
+LEAVE_SYNONYMS: dict[str, tuple[str, ...]] = _BY_LANGUAGE["en"]
 LOCAL_LEAVE_WORDS: dict[str, tuple[str, ...]] = {
-    "annual": ("年假", "年休假", "带薪假", "休假天数", "urlaub*", "jahresurlaub", "urlaubstag*", "urlaubsanspruch",
-               "congé", "congés", "conge", "conges", "congés payés", "conges payes", "vacances", "vacaciones",
-               "días de vacaciones", "ferie", "giorni di ferie", "verlof", "vakantie*", "vakantiedag*", "férias",
-               "ferias", "dias de férias"),
-    "sick": ("病假", "生病", "krank*", "krankenstand", "arbeitsunfähig*", "maladie", "malade", "arrêt maladie",
-             "baja", "enfermedad", "enfermo", "enferma", "malattia", "malato", "malata", "ziek*", "ziekteverlof",
-             "doença", "doente", "baixa médica"),
-    "maternity": ("产假", "怀孕", "mutterschutz", "mutterschaft*", "schwanger*", "maternité", "enceinte",
-                  "maternidad", "embarazada", "maternità", "incinta", "zwangerschapsverlof", "zwanger*",
-                  "bevallingsverlof", "licença de maternidade", "grávida", "gravida", "parentalidade inicial"),
-    "paternity": ("陪产假", "护理假", "vaterschaft*", "vaterschaftsurlaub", "papamonat", "paternité", "paternite",
-                  "congé de naissance", "paternidad", "permiso por nacimiento", "paternità", "congedo di paternità",
-                  "partnerverlof", "geboorteverlof", "vaderschapsverlof", "licença de paternidade",
-                  "licença parental do pai"),
-    "parental": ("育儿假", "亲子假", "elternzeit", "karenz", "congé parental", "excedencia", "permiso parental",
-                 "congedo parentale", "ouderschapsverlof", "licença parental"),
-    "bereavement": ("丧假", "去世", "sonderurlaub trauerfall", "todesfall", "trauerfall", "beerdigung", "décès",
-                    "deces", "funérailles", "enterrement", "fallecimiento", "ha fallecido", "ha muerto", "murió",
-                    "funeral", "lutto",
-                    "permesso per lutto", "rouwverlof", "overlijden", "begrafenis", "luto", "falecimento"),
-    "study": ("学习假", "考试", "bildungsurlaub", "bildungskarenz", "prüfung*", "congé formation", "examen*",
-              "permiso de estudios", "exámenes", "permesso studio", "esami", "studieverlof", "tentamen*",
-              "licença de estudo", "exames"),
-    "unpaid": ("无薪假", "停薪留职", "不带薪", "无薪", "unbezahlt*", "sans solde", "no retribuido", "sin sueldo",
-               "non retribuito", "aspettativa", "onbetaald*", "sem vencimento", "licença sem vencimento"),
-}
+    kind: tuple(w for lang, named in _BY_LANGUAGE.items() if lang != "en" for w in named.get(kind, ()))
+    for kind in LEAVE_SYNONYMS}
 
 # What each leave type is for, in plain words: a question that names no type, or several, is matched to
 # these by meaning ("my five-year-old is ill, can I stay home" -> parental), not by keyword.
