@@ -19,7 +19,7 @@ from datetime import date
 from typing import Any
 
 from graph import times_local
-from graph.days_local import calendar_words
+from graph.days_local import calendar_words, words_of
 from graph.leave_slots import leave_type_slot
 from graph.times import MONTH_LEVEL, Times, date_slot, read_times, time_phrases
 from tools.company import current
@@ -73,14 +73,22 @@ def _spelled_right(low: str) -> str | None:
     return close[0] if close and close[0][0] == low[0] else None
 
 
-# A place after the words that say where in the desk's other languages ("à Lyon", "en Sevilla", "a Napoli", "em São
-# Paulo", "naar Rotterdam"): capitalized mid-sentence, it is a name. German capitalizes every noun ("nach Hause"), so
-# German keeps the English "in".
-_IN_PLACE_LOCAL = re.compile(
-    r"\b(?:à|a|au|aux|ad|en|em|no|na|in|per|para|pra|pro|sur|vers|verso|hacia|naar|te)\s+"
-    r"((?:[A-ZÀ-Þ][^\W\d_]+)(?:[ -](?:(?:de|do|da|del|di|la|los|las|le)\s)?[A-ZÀ-Þ][^\W\d_]+)?)")
-_NOT_PLACES_LOCAL = {"Natale", "Noël", "Navidad", "Natal", "Pasqua", "Pâques", "Pascua", "Páscoa", "Kerst", "Pasen",
-                     "Capodanno", "Ferragosto", "Carnaval", "Carnevale", "Toussaint"}
+@functools.cache
+def _in_place_local() -> tuple[re.Pattern[str], frozenset[str]]:
+    """A place after the words that say where in the desk's other languages ("à Lyon", "en Sevilla", "a Napoli", "em
+    São Paulo", "naar Rotterdam"), capitalized mid-sentence: a name. The words, the small words inside names and
+    the feasts that are no places come from each language's words file (`place_words`, `place_particles`,
+    `not_places`); a language without `place_words` (German capitalizes every noun: "nach Hause") reads none.
+    """
+    from tools.i18n import LANGUAGES, words
+
+    def every(key: str) -> list[str]:
+        return sorted({str(w) for lang in LANGUAGES for w in words(lang).get(key) or ()}, key=len, reverse=True)
+
+    particles = "|".join(map(re.escape, every("place_particles")))
+    pattern = re.compile(rf"\b(?:{'|'.join(map(re.escape, every('place_words')))})\s+"
+                         rf"((?:[A-ZÀ-Þ][^\W\d_]+)(?:[ -](?:(?:{particles})\s)?[A-ZÀ-Þ][^\W\d_]+)?)")
+    return pattern, frozenset(every("not_places"))
 
 
 def city_slot(text: str, lang: str = "en") -> str | None:
@@ -97,10 +105,11 @@ def city_slot(text: str, lang: str = "en") -> str | None:
     for cand in _IN_PLACE.findall(text):
         if not _not_place(cand.split()[0]):
             return cand
-    if lang not in ("en", "de", "zh"):
-        for cand in _IN_PLACE_LOCAL.findall(text):
+    if lang != "en" and words_of(lang).get("place_words"):
+        pattern, not_places = _in_place_local()
+        for cand in pattern.findall(text):
             first = cand.split()[0]
-            if first not in _NOT_PLACES_LOCAL and first.lower() not in calendar_words(lang):
+            if first not in not_places and first.lower() not in calendar_words(lang):
                 return _unaccented(cand)
     return None
 
