@@ -24,7 +24,7 @@ from graph.slots import reusable
 from graph.state import Part, State, pinned_profile
 from graph.template_plan import plan_template, reading_plan, slots_of, update_of, wants_search_embedding
 from graph.tracing import annotate
-from tools.i18n import ENGLISH_NAMES, say, sentences
+from tools.i18n import english_name, say, sentences
 from tools.registry import INTENTS, carried_slots
 
 
@@ -218,7 +218,7 @@ class Nodes:
         history = prompt_history(state.get("messages") or [], state["question"], ctx)
         lang = state.get("lang", "en")  # a model that writes English only answers in English, introduced so
         writes, note = (lang, "") if lang in self.deps.llm_languages else ("en", say("llm_english_only", lang))
-        today, language = today_of(ctx).isoformat(), ENGLISH_NAMES[writes]
+        today, language = today_of(ctx).isoformat(), english_name(writes)
         messages = writing_messages(state["profile"], today, history, state["question"], language) \
             if state.get("intent") == "free_writing" else \
             answer_messages(state["profile"], today, history, state["question"], llm.results_text(results), language)

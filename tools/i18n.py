@@ -7,9 +7,10 @@ Money, numbers, months and days are formatted by Babel for the reader's locale; 
 its answers have always had ("EUR 1,910.30", "March 2026", "2 December").
 
 Names of the company, its portals and contacts are placeholders (`{company}`, `{hr_portal}` ...) filled from the
-company's folder (`tools/company.py`). A deployment adds a language by adding its catalog here, its FAQ translation
-(the company folder's `faq/<lang>.yaml`), its labelled
-questions (`data/router/i18n/`) and its code to `LANGUAGES`.
+company's folder (`tools/company.py`). A language is files, not code: its catalog here (`<lang>.yaml`), its words
+file beside it (`<lang>.words.yaml`: what it is called, its Babel locale, the words questions name times, leave
+and places with), its labelled questions (`data/router/i18n/<lang>/`) and, where the company has one, its FAQ
+translation (the company folder's `faq/<lang>.yaml`). `LANGUAGES` is read from the catalogs present.
 """
 
 from __future__ import annotations
@@ -22,14 +23,10 @@ from typing import Any
 
 import yaml
 
-LANGUAGES: tuple[str, ...] = ("en", "zh", "de", "fr", "es", "it", "nl", "pt")
-# What each language is called in English (the LLM's instruction) and in itself (the chat's language menu).
-ENGLISH_NAMES = {"en": "English", "zh": "Simplified Chinese", "de": "German", "fr": "French", "es": "Spanish",
-                 "it": "Italian", "nl": "Dutch", "pt": "European Portuguese"}
-NATIVE_NAMES = {"en": "English", "zh": "中文", "de": "Deutsch", "fr": "Français", "es": "Español", "it": "Italiano",
-                "nl": "Nederlands", "pt": "Português"}
-_LOCALES = {"zh": "zh_Hans_CN", "pt": "pt_PT"}  # Babel's locale for a language code, where it is not the code
 CATALOGS = Path(__file__).with_name("messages")
+# English first (the source every catalog translates), then every language with a catalog beside it.
+LANGUAGES: tuple[str, ...] = ("en", *sorted(p.name.split(".")[0] for p in CATALOGS.glob("*.yaml")
+                                            if p.name.count(".") == 1 and p.stem != "en"))
 
 
 def supported(lang: str | None) -> str:
@@ -39,8 +36,13 @@ def supported(lang: str | None) -> str:
 
 
 def locale_of(lang: str) -> str:
-    """Babel's locale for a language code."""
-    return _LOCALES.get(lang, lang)
+    """Babel's locale for a language code (its words file's `locale`, where it is not the code: "zh_Hans_CN")."""
+    return str((words(lang).get("language") or {}).get("locale") or lang)
+
+
+def english_name(lang: str) -> str:
+    """What a language is called in English (the LLM is told to write it): its words file's `language.english`."""
+    return str((words(lang).get("language") or {}).get("english") or lang)
 
 
 @lru_cache(maxsize=len(LANGUAGES))

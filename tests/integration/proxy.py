@@ -43,6 +43,10 @@ class FaultProxy:
         except OSError:
             writer.close()
             return
+        if self.mode == "down":  # went down while this connection was being made: it dies with the others
+            writer.close()
+            up_writer.close()
+            return
         self._conns |= {writer, up_writer}
 
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter, slow: bool) -> None:

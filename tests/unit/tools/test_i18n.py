@@ -9,11 +9,12 @@ from datetime import date
 
 import pytest
 import yaml
+from babel import Locale
 
 from tools import i18n
 from tools.company import DEFAULT_DIR, translations
 from tools.faq import load_faq
-from tools.i18n import LANGUAGES, catalog, fill, money, month_text, placeholders, say, words
+from tools.i18n import LANGUAGES, catalog, english_name, fill, locale_of, money, month_text, placeholders, say, words
 from tools.intents.leave_balance import render_leave_balance
 from tools.intents.leave_policy import render_leave_policy
 from tools.intents.salary import render_salary, summarize_salary
@@ -154,3 +155,4 @@ def test_every_language_reads_times_from_its_words_file(lang):
     assert {"months_relative", "number_words", "months_ago", "month_before_that", "days_relative",
             "time_words"} <= set(found)
     assert all(isinstance(offset, int) for _, offset in found["months_relative"] + found["days_relative"])
+    assert english_name(lang) != lang and Locale.parse(locale_of(lang)).language == lang  # named, and Babel knows it
