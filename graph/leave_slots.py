@@ -30,9 +30,9 @@ def _partner_birth() -> re.Pattern[str]:
     了"): the birth words describe her, and the caller's own leave is partner (paternity) leave. Each language's
     phrasing is its words file's `partner_birth`.
     """
-    from tools.i18n import LANGUAGES, words
+    from tools.i18n import in_every_language
 
-    return re.compile("|".join(p for lang in LANGUAGES if (p := words(lang).get("partner_birth"))), re.IGNORECASE)
+    return re.compile("|".join(in_every_language("partner_birth")), re.IGNORECASE)
 
 
 def leave_types_named(text: str) -> list[str]:

@@ -80,10 +80,10 @@ def _in_place_local() -> tuple[re.Pattern[str], frozenset[str]]:
     the feasts that are no places come from each language's words file (`place_words`, `place_particles`,
     `not_places`); a language without `place_words` (German capitalizes every noun: "nach Hause") reads none.
     """
-    from tools.i18n import LANGUAGES, words
+    from tools.i18n import in_every_language
 
     def every(key: str) -> list[str]:
-        return sorted({str(w) for lang in LANGUAGES for w in words(lang).get(key) or ()}, key=len, reverse=True)
+        return sorted({str(w) for ws in in_every_language(key) for w in ws}, key=len, reverse=True)
 
     particles = "|".join(map(re.escape, every("place_particles")))
     pattern = re.compile(rf"\b(?:{'|'.join(map(re.escape, every('place_words')))})\s+"

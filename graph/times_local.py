@@ -25,9 +25,9 @@ def _number_words(lang: str) -> dict[str, int]:
 @functools.cache
 def _month_then(key: str) -> re.Pattern[str]:
     """"And the month before that?": a month relative to the one the conversation was about, in every language."""
-    from tools.i18n import LANGUAGES
+    from tools.i18n import in_every_language
 
-    return re.compile("|".join(p for lang in LANGUAGES for p in words_of(lang).get(key) or ()), re.IGNORECASE)
+    return re.compile("|".join(p for patterns in in_every_language(key) for p in patterns), re.IGNORECASE)
 
 
 _ZH_MONTH = re.compile(r"(?:(20\d\d)\s*年\s*)?(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月"  # not a day's month

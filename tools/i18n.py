@@ -62,6 +62,13 @@ def words(lang: str) -> dict[str, Any]:
     return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.exists() else {}
 
 
+def in_every_language(key: str) -> list[Any]:
+    """One words-file key's value in each language that has it (English first): the readers that take every
+    language's phrasing at once ("the month before that", a partner's pregnancy, the words before a place).
+    """
+    return [value for lang in LANGUAGES if (value := words(lang).get(key))]
+
+
 def say(key: str, lang: str = "en", **values: Any) -> str:
     """The message `key` in `lang` (English where the language lacks it), its `{placeholders}` filled: the
     company's name, portals and contacts (`{company}`, `{hr_portal}` ...) from its folder (`tools/company.py`).
