@@ -73,12 +73,17 @@ class Verifier:
 
     def warm(self) -> None:
         """Fetch the issuer's signing keys now: the first requests after a start, arriving together, each fetched
-        them (a blocking call on the thread pool, which the other requests' checks then queued behind).
+        them (a blocking call on the thread pool, which the other requests' checks then queued behind). An issuer
+        not reachable yet is no reason to skip the rest of the warm-up: the first request fetches them then.
         """
         if self._public_key is None:
-            for key in self._jwks.get_signing_keys():
-                if key.key_id:
-                    self._jwks.get_signing_key(key.key_id)
+            try:
+                for key in self._jwks.get_signing_keys():
+                    if key.key_id:
+                        self._jwks.get_signing_key(key.key_id)
+            except jwt.PyJWKClientConnectionError as exc:
+                log.warning("the token issuer's keys are not reachable at %s yet (%s): fetched at the first "
+                            "request", self.settings.jwks_url, exc)
 
     def _key(self, token: str) -> Any:
         if self._public_key is not None:
