@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from functools import cached_property
 from typing import Any
 
-import aiosqlite
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from app.auth import Verifier
 from app.ratelimit import RateLimit
 from app.runtime import build_deps
 from app.settings import Settings
+from app.sqlite_saver import sqlite_saver as threaded_sqlite_saver
 from graph.context import Context
 from graph.graph import Desk, build_desk
 from graph.paths import STATE_TYPES
@@ -120,9 +119,7 @@ async def open_desk(settings: Settings, persistent: bool = True) -> AsyncIterato
             return
         # Off the event loop: LangGraph's dev server (Studio) fails a run on any blocking call in it.
         await asyncio.to_thread(settings.run_dir.mkdir, parents=True, exist_ok=True)  # SQLite's folder
-        async with checkpointer(settings) as saver:
-            if hasattr(saver, "setup"):
-                await saver.setup()
+        async with checkpointer(settings) as saver:  # its tables made
             yield build_desk(deps, checkpointer=saver)
     finally:
         await deps.aclose()
@@ -151,17 +148,9 @@ def serializer() -> JsonPlusSerializer:
     return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
-@asynccontextmanager
-async def sqlite_saver(path: str) -> AsyncIterator[Any]:
-    """LangGraph's SQLite checkpointer on one connection, as `AsyncSqliteSaver.from_conn_string` opens it, its
-    write-ahead log synced at checkpoints rather than at every commit (`synchronous=NORMAL`, SQLite's advice for
-    WAL): a turn's state survives the process crashing, and only a power cut can lose the last turns. Every turn
-    commits on this one connection's thread, so a sync per commit (half a millisecond here) queued every turn
-    behind the others'.
-    """
-    async with aiosqlite.connect(path) as conn:
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        yield AsyncSqliteSaver(conn, serde=serializer())
+def sqlite_saver(path: str) -> AbstractAsyncContextManager[Any]:
+    """LangGraph's SQLite checkpointer on a file, each call one hop to a worker thread (app/sqlite_saver.py)."""
+    return threaded_sqlite_saver(path, serializer())
 
 
 @asynccontextmanager
@@ -175,7 +164,9 @@ async def _postgres_saver(saver_cls: Any, url: str) -> AsyncIterator[Any]:
     async with AsyncConnectionPool(url, min_size=1, max_size=8, open=False, check=AsyncConnectionPool.check_connection,
                                    kwargs={"autocommit": True, "prepare_threshold": 0,
                                            "row_factory": dict_row}) as pool:
-        yield saver_cls(pool, serde=serializer())
+        saver = saver_cls(pool, serde=serializer())
+        await saver.setup()
+        yield saver
 
 
 def preferred_language(accept_language: str | None) -> str | None:

@@ -13,9 +13,9 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langsmith._internal._serde import dumps_json
 
+from app.resources import sqlite_saver
 from app.turn import run_turn
 from graph.context import Context
 from graph.graph import ANSWER_OUTCOMES, build_desk, build_graph
@@ -37,7 +37,7 @@ async def _kept_decision(saver) -> tuple[Decision, Decision]:
 async def test_the_decision_comes_back_from_the_checkpointer_as_it_was(tmp_path):
     ran, kept = await _kept_decision(InMemorySaver())
     assert isinstance(kept, Decision) and kept == ran and (kept.path, kept.label) == ("template", "compound")
-    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "turns.sqlite")) as saver:
+    async with sqlite_saver(str(tmp_path / "turns.sqlite")) as saver:  # the app's
         ran, kept = await _kept_decision(saver)
     assert isinstance(kept, Decision) and kept == ran and kept.intents == ["salary", "weather"]
 

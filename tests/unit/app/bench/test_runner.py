@@ -44,17 +44,15 @@ def test_the_optimized_turn_and_its_floor_each_follow_the_same_variants_llm_answ
 def test_the_run_keeps_its_conversations_as_the_app_does_and_leaves_no_file():
     from pathlib import Path
 
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
     from app.bench.runner import conversation_store
+    from app.sqlite_saver import ThreadedSqliteSaver
 
     async def opened() -> Path:
         async with conversation_store() as saver:
-            assert isinstance(saver, AsyncSqliteSaver)  # the saver the app keeps conversations with
-            await saver.setup()
-            path = Path((await saver.conn.execute_fetchall("PRAGMA database_list"))[0][2])
+            assert isinstance(saver, ThreadedSqliteSaver)  # the saver the app keeps conversations with
+            path = Path(saver.conn.execute("PRAGMA database_list").fetchall()[0][2])
             assert path.exists()
-            assert (await saver.conn.execute_fetchall("PRAGMA journal_mode"))[0][0] == "wal"
+            assert saver.conn.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
             return path
 
     assert not asyncio.run(opened()).parent.exists()
