@@ -45,8 +45,11 @@ HelpdeskGraph = CompiledStateGraph[State, Context, InputState, State]
 # costs the shortcut paths about 0.4 ms a step (measured on FAQ turns), so they carry none.
 STUCK = TimeoutPolicy(run_timeout=120.0)
 
+# The edges below are coroutines though they never await: LangGraph runs a plain function's edge on the thread pool,
+# one hop out and back per edge, and under 32 conversations at once that hop queued behind the pool's other work
+# (checkpoint reads and writes, token checks) on every turn's way to its answer.
 
-def route_after_router(state: State) -> Literal["answer_faq", "refuse", "fill_slots"]:
+async def route_after_router(state: State) -> Literal["answer_faq", "refuse", "fill_slots"]:
     """A sure FAQ entry is answered; bad input and another language are refused; the rest needs its slots."""
     if state["route"] == "faq":
         return "answer_faq"
@@ -55,7 +58,7 @@ def route_after_router(state: State) -> Literal["answer_faq", "refuse", "fill_sl
     return "fill_slots"
 
 
-def route_after_slots(
+async def route_after_slots(
     state: State, runtime: Runtime[Context]
 ) -> Literal["refuse", "call_tools", "prefetch_tools", "plan_tools", "write_answer"]:
     """Someone else's data (or an unknown caller) is refused; templates (and handbook quotes) run their calls;
@@ -70,12 +73,12 @@ def route_after_slots(
     return "prefetch_tools" if context_of(runtime).prefetch_enabled else "plan_tools"
 
 
-def route_after_plan(state: State) -> Literal["call_tools", "compose_answer"]:
+async def route_after_plan(state: State) -> Literal["call_tools", "compose_answer"]:
     """An unreachable LLM skips the tools and explains; otherwise run the plan."""
     return "compose_answer" if state.get("error") else "call_tools"
 
 
-def route_after_tools(state: State, runtime: Runtime[Context]) -> Literal["plan_tools", "compose_answer"]:
+async def route_after_tools(state: State, runtime: Runtime[Context]) -> Literal["plan_tools", "compose_answer"]:
     """Bounded tool loop: on the LLM path, failed calls may be re-planned while rounds remain."""
     ctx = context_of(runtime)
     failed = any(not r["ok"] for r in state.get("results") or [])
@@ -84,7 +87,7 @@ def route_after_tools(state: State, runtime: Runtime[Context]) -> Literal["plan_
     return "compose_answer"
 
 
-def how_answered(state: State) -> AnsweredBy:
+async def how_answered(state: State) -> AnsweredBy:
     """The outcome compose_answer reached: each is a named edge below."""
     return state.get("answered_by") or "llm"
 
