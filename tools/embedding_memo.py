@@ -20,7 +20,10 @@ class EmbeddingMemo:
     loads its checkpoint): a later call awaits that same computation instead of starting another. Texts
     prefetched while an earlier prefetch is being computed wait for it and then go together, as one
     batch: questions that arrive at once from several conversations share one pass of the model instead of
-    queueing a pass each.
+    queueing a pass each. An encoder that runs one text per pass anyway (`gains_from_batches` False: the int8
+    router, whose activations are quantized per run) gains nothing from that wait, and a batch is handed out only
+    when its last text is done: there each prefetch goes to the encoder's thread at once, alone, and its callers
+    are answered as soon as it is computed (of 32 questions at once, the 31 after the first waited for all 31).
     """
 
     def __init__(self, embedder: Any, size: int = 4096) -> None:
@@ -31,6 +34,7 @@ class EmbeddingMemo:
         self._pending: dict[str, tuple[asyncio.AbstractEventLoop, list[asyncio.Future[np.ndarray]]]] = {}
         self._queued: list[str] = []  # prefetched texts waiting for the batch under way to finish
         self._busy: asyncio.AbstractEventLoop | None = None  # the loop whose prefetch batch is under way
+        self._batches = getattr(embedder, "gains_from_batches", True)
 
     def prefetch(self, text: str) -> None:
         """Start embedding `text` now, in the background (nothing to do when it is known or under way)."""
@@ -42,6 +46,9 @@ class EmbeddingMemo:
                 return
             self._drop(self._busy)  # a loop that is gone, with its batch unanswered: start afresh
         self._pending[text] = (loop, [])
+        if not self._batches:
+            self._submit([text], loop)
+            return
         self._queued.append(text)
         if self._busy is None:  # the encoder is free of prefetches: this one starts at once
             self._next_batch(loop)
@@ -61,12 +68,15 @@ class EmbeddingMemo:
         batch, self._queued = self._queued, []
         self._busy = loop if batch else None
         if batch:
-            try:  # its callers are answered as soon as the vectors are in (`then`), not a turn of the loop later
-                self.embedder.submit(batch, then=lambda job: self._deliver(batch, job, loop))
-            except Exception as exc:  # noqa: BLE001 - the batch's callers get the error, later prefetches still start
-                failed = loop.create_future()
-                failed.set_exception(exc)
-                loop.call_soon(self._deliver, batch, failed, loop)
+            self._submit(batch, loop)
+
+    def _submit(self, batch: list[str], loop: asyncio.AbstractEventLoop) -> None:
+        try:  # its callers are answered as soon as the vectors are in (`then`), not a turn of the loop later
+            self.embedder.submit(batch, then=lambda job: self._deliver(batch, job, loop))
+        except Exception as exc:  # noqa: BLE001 - the batch's callers get the error, later prefetches still start
+            failed = loop.create_future()
+            failed.set_exception(exc)
+            loop.call_soon(self._deliver, batch, failed, loop)
 
     def _deliver(self, batch: list[str], job: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> None:
         """Hand each prefetched text's callers its row of the batch (or the batch's error), then start the next
@@ -98,7 +108,8 @@ class EmbeddingMemo:
                     if not fut.done():
                         fut.set_exception(exc)
         finally:
-            self._next_batch(loop)
+            if self._batches:
+                self._next_batch(loop)
 
     async def __call__(self, texts: list[str]) -> np.ndarray:
         """Embeddings of many texts: memoized ones reused, prefetched ones awaited, the rest in one batch."""

@@ -39,6 +39,11 @@ class EncoderThread:
 
     _pool: ThreadPoolExecutor
 
+    @property
+    def gains_from_batches(self) -> bool:
+        """Whether texts embedded together cost less than one by one (EmbeddingMemo batches prefetches if so)."""
+        return True
+
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed a batch (blocking)."""
         raise NotImplementedError
@@ -99,6 +104,11 @@ class Embedder(EncoderThread):
             except Exception as exc:  # noqa: BLE001 - torch computes the same vectors, only slower
                 log.warning("embeddings on torch: ONNX Runtime not usable for %s (%s)", self.name, exc)
         self.backend = "onnx" if self._ort is not None else "torch"
+
+    @property
+    def gains_from_batches(self) -> bool:
+        """Not when int8 weights run one text per pass (see `_ort_embed`)."""
+        return not (self._ort is not None and self.int8)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed a batch (blocking)."""

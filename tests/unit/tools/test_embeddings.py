@@ -121,6 +121,22 @@ async def test_questions_prefetched_while_the_thread_is_busy_go_together_in_the_
     assert not memo._pending and set(memo._memo) == {"when is payday", "dress code", "my leave balance"}
 
 
+async def test_an_encoder_that_runs_one_text_per_pass_answers_each_prefetch_when_it_is_done():
+    """The int8 router: a batch costs as much as its texts one by one, so nobody waits for the others' vectors."""
+    fake = SlowEncoder(lambda n, i: 10.0 * n + i)
+    fake.gains_from_batches = False
+    memo = EmbeddingMemo(fake)
+    for q in ("when is payday", "dress code", "my leave balance"):
+        memo.prefetch(q)
+    first = asyncio.ensure_future(memo(["when is payday"]))
+    rest = asyncio.ensure_future(memo(["dress code", "my leave balance"]))
+    done, _ = await asyncio.wait([first, rest], return_when=asyncio.FIRST_COMPLETED)
+    assert first in done  # answered with its own vector, not when the last of the three is in
+    assert fake.calls == [["when is payday"], ["dress code"], ["my leave balance"]]
+    assert float(first.result()[0][0]) == 10.0 and [float(v[0]) for v in await rest] == [20.0, 30.0]
+    assert not memo._pending and not memo._queued
+
+
 class _Unanswered:
     """An encoder whose replies never come (a child's reply to a loop that has closed is dropped)."""
 
