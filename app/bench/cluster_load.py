@@ -71,10 +71,18 @@ def session_items(sessions: int, per_session: int, first: int = 0, seed: int = 5
 
 
 def _asked(client: RemoteAsker, it: Item) -> dict[str, Any]:
-    """One request through the API, timed and scored."""
-    t0 = time.perf_counter()
-    row = client.ask({"q": it.q, "user": it.user, "thread": it.session})
+    """One request through the API, timed and scored: to its first text (what a reader sees) and to its end (the
+    `final` event, sent once the turn is recorded).
+    """
+    t0, first = time.perf_counter(), list[float]()
+
+    def text(_: str) -> None:
+        if not first:
+            first.append(time.perf_counter())
+
+    row = client.ask({"q": it.q, "user": it.user, "thread": it.session}, on_delta=text)
     row["wall_ms"] = (time.perf_counter() - t0) * 1000
+    row["text_ms"] = (first[0] - t0) * 1000 if first else None
     row.update(metrics.score_row(row.get("answer") or "", row.get("route"), it.facts, it.forbidden, it.expect_routes))
     return row
 
@@ -84,8 +92,8 @@ def _limited(row: dict[str, Any]) -> bool:
     return str(row.get("error") or "").startswith("HTTP 429")
 
 
-def _by_route(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    return {route: metrics.latency_summary([r["wall_ms"] for r in rows if r.get("route") == route])
+def _by_route(rows: list[dict[str, Any]], key: str = "wall_ms") -> dict[str, dict[str, float]]:
+    return {route: metrics.latency_summary([r[key] for r in rows if r.get("route") == route and r.get(key)])
             for route in sorted({r.get("route") or "error" for r in rows}) if route not in ("error", "denied")}
 
 
@@ -123,6 +131,7 @@ def run(url: str, settings: Settings, sessions: int = 32, per_session: int = 10,
             "accuracy": sum(r["correct"] for r in answered) / len(answered) if answered else 0.0,
             "routes": dict(Counter(r.get("route") or "error" for r in rows)), "route_latency": under,
             "route_latency_alone": by_itself, "route_latency_ratio": ratio,
+            "route_text_latency": _by_route(rows, "text_ms"),
             "served_by": dict(Counter(r.get("served_by", "?").rsplit("#", 1)[-1] for r in rows)),
-            "rows": [{k: r.get(k) for k in ("q", "user", "route", "intent", "correct", "wall_ms", "error",
+            "rows": [{k: r.get(k) for k in ("q", "user", "route", "intent", "correct", "wall_ms", "text_ms", "error",
                                             "served_by", "answer", "alone")} for r in [*rows, *alone]]}
