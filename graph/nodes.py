@@ -24,7 +24,7 @@ from graph.slots import reusable
 from graph.state import Part, State, pinned_profile
 from graph.template_plan import plan_template, reading_plan, slots_of, update_of, wants_search_embedding
 from graph.tracing import annotate
-from tools.i18n import english_name, say, sentences
+from tools.i18n import english_name, say, sentences, spoken
 from tools.registry import INTENTS, carried_slots
 
 
@@ -65,7 +65,7 @@ class Nodes:
                  language=d.lang)
         update: dict[str, Any] = {"router": d, "lang": d.lang}  # the router may read a short message's language
         if d.path == "foreign":
-            return self._route(update, route_of(d.path), say("unsupported_language", "en"))
+            return self._route(update, route_of(d.path), say("unsupported_language", "en", languages=spoken("en")))
         if d.path == "faq" and d.faq_id in self.deps.faq:
             update["faq"] = {"id": d.faq_id, "score": round(d.confidence, 4), "accepted": True, "reason": d.reason}
             return self._route(update, route_of(d.path), "")

@@ -176,6 +176,16 @@ def and_list(items: list[str], lang: str = "en") -> str:
     return format_list(items, locale=locale_of(lang))
 
 
+def spoken(lang: str = "en") -> str:
+    """The languages the desk answers in, named in `lang` ("English, German, ... and Chinese"), read from the
+    catalogs present: a language added as files is named in the refusal of the others at once.
+    """
+    from babel import Locale
+
+    names = Locale.parse(locale_of(lang)).languages
+    return and_list([names.get(code) or english_name(code) for code in LANGUAGES], lang)
+
+
 def sentences(lang: str, *parts: str) -> str:
     """Sentences one after another, the empty ones left out: with a space between them, none in Chinese."""
     return ("" if lang == "zh" else " ").join(p for p in parts if p)

@@ -156,3 +156,12 @@ def test_every_language_reads_times_from_its_words_file(lang):
             "time_words"} <= set(found)
     assert all(isinstance(offset, int) for _, offset in found["months_relative"] + found["days_relative"])
     assert english_name(lang) != lang and Locale.parse(locale_of(lang)).language == lang  # named, and Babel knows it
+
+
+def test_the_refusal_of_another_language_names_every_language_with_a_catalog(monkeypatch):
+    refusal = say("unsupported_language", "en", languages=i18n.spoken("en"))
+    assert all(Locale("en").languages[lang] in refusal for lang in LANGUAGES)
+    assert "Swedish" not in refusal
+    monkeypatch.setattr(i18n, "LANGUAGES", (*LANGUAGES, "sv"))  # a ninth language's files added
+    assert "Portuguese, Chinese and Swedish." in say("unsupported_language", "en", languages=i18n.spoken("en"))
+    assert "Chinesisch und Schwedisch antworten" in say("unsupported_language", "de", languages=i18n.spoken("de"))
