@@ -149,7 +149,7 @@ def serializer() -> JsonPlusSerializer:
 
 
 def sqlite_saver(path: str) -> AbstractAsyncContextManager[Any]:
-    """LangGraph's SQLite checkpointer on a file, each call one hop to a worker thread (app/sqlite_saver.py)."""
+    """LangGraph's SQLite checkpointer on a file, a turn's read and write run inline (app/sqlite_saver.py)."""
     return threaded_sqlite_saver(path, serializer())
 
 

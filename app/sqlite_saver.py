@@ -1,12 +1,16 @@
-"""The conversation store on SQLite for an asyncio server: LangGraph's `SqliteSaver`, each call one hop to a thread.
+"""The conversation store on SQLite for an asyncio server: LangGraph's `SqliteSaver`, a turn's reads and writes run
+where the turn runs.
 
 LangGraph's `AsyncSqliteSaver` runs a read or a write as five or six awaits on aiosqlite's connection thread
 (cursor, execute, fetch, execute, fetch, close), all under one asyncio lock. Each await comes back only when the
-event loop next runs, so under load the lock is held for five or six turns of a busy loop per call, and every other
-turn's read and write queue behind it: with 32 conversations at once, 100-270 ms of an FAQ answer's ~400 ms were
-that queue (docs/benchmark.md, "Load at full size"). Here a call is the sync saver's whole method on a worker
-thread, and its lock (a `threading.Lock`, held only while SQLite works) is released as soon as SQLite is done.
-The file, the tables and what a read returns are LangGraph's own: a store written by one reads back in the other.
+event loop next runs, so under load the lock was held for several turns of a busy loop per call, and every other
+turn's read and write queued behind it. A turn's own read (its latest checkpoint) and write (one checkpoint, its
+writes) take SQLite well under a millisecond here (WAL, synced at checkpoints, not at each commit), less than even
+one hop to a worker thread and back costs a turn while 31 others keep the loop busy: they run inline. Under the 32 x
+10 load (docs/benchmark.md), FAQ answers' p95 was 554-603 ms on aiosqlite, 343-382 ms with each call one hop to a
+thread, 232-277 ms inline. Listing a thread's or every thread's checkpoints (warm-up reads every conversation kept)
+and deleting one can take long: those go to a worker thread, and a turn that needs the lock meanwhile waits for
+them. The file, the tables and what a read returns are LangGraph's own.
 """
 
 from __future__ import annotations
@@ -23,16 +27,16 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 
-class ThreadedSqliteSaver(SqliteSaver):
-    """`SqliteSaver` whose async methods run its sync ones on the default thread pool, one hop per call."""
+class LoopSqliteSaver(SqliteSaver):
+    """`SqliteSaver` whose async methods run a turn's read and write inline, and longer work on a worker thread."""
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """The thread's latest checkpoint (or the one `config` names), read on a worker thread."""
-        return await asyncio.to_thread(self.get_tuple, config)
+        """The thread's latest checkpoint (or the one `config` names)."""
+        return self.get_tuple(config)
 
     async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,  # noqa: A002
                     before: RunnableConfig | None = None, limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
-        """The checkpoints `list` finds, all read in one hop."""
+        """The checkpoints `list` finds, all read on a worker thread."""
         def listed() -> list[CheckpointTuple]:
             return list(self.list(config, filter=filter, before=before, limit=limit))
 
@@ -41,13 +45,13 @@ class ThreadedSqliteSaver(SqliteSaver):
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                    new_versions: ChannelVersions) -> RunnableConfig:
-        """Save a checkpoint on a worker thread."""
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+        """Save a checkpoint."""
+        return self.put(config, checkpoint, metadata, new_versions)
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
-        """Save a step's pending writes on a worker thread."""
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+        """Save a step's pending writes."""
+        self.put_writes(config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints and writes on a worker thread."""
@@ -70,10 +74,10 @@ def _connect(path: str) -> sqlite3.Connection:
 
 
 @asynccontextmanager
-async def sqlite_saver(path: str, serde: SerializerProtocol) -> AsyncIterator[ThreadedSqliteSaver]:
+async def sqlite_saver(path: str, serde: SerializerProtocol) -> AsyncIterator[LoopSqliteSaver]:
     """The saver on a file at `path`, closed when the block ends."""
     with closing(await asyncio.to_thread(_connect, path)) as conn:
-        saver = ThreadedSqliteSaver(conn, serde=serde)
+        saver = LoopSqliteSaver(conn, serde=serde)
         await asyncio.to_thread(saver.setup)
         yield saver
 

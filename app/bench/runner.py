@@ -155,8 +155,8 @@ async def finish(runner: Runner, i: int, earlier: Probed) -> None:
 
 @asynccontextmanager
 async def conversation_store() -> AsyncIterator[Any]:
-    """The conversations' store as the app keeps them (app/resources.py: SQLite, each call one hop to a worker
-    thread, with the app's serializer), in a file of the run's own. Kept in memory instead, every
+    """The conversations' store as the app keeps them (app/resources.py: SQLite, a turn's read and write
+    inline, with the app's serializer), in a file of the run's own. Kept in memory instead, every
     conversation of the run would be part of the process's heap, which the app's is not: its garbage collections
     grew with the run.
     """

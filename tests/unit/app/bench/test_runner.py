@@ -45,11 +45,11 @@ def test_the_run_keeps_its_conversations_as_the_app_does_and_leaves_no_file():
     from pathlib import Path
 
     from app.bench.runner import conversation_store
-    from app.sqlite_saver import ThreadedSqliteSaver
+    from app.sqlite_saver import LoopSqliteSaver
 
     async def opened() -> Path:
         async with conversation_store() as saver:
-            assert isinstance(saver, ThreadedSqliteSaver)  # the saver the app keeps conversations with
+            assert isinstance(saver, LoopSqliteSaver)  # the saver the app keeps conversations with
             path = Path(saver.conn.execute("PRAGMA database_list").fetchall()[0][2])
             assert path.exists()
             assert saver.conn.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
