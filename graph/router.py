@@ -18,6 +18,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import date
+from functools import lru_cache
 
 import numpy as np
 
@@ -48,15 +49,23 @@ _ANY_DAY = date(2026, 1, 1)  # comparing two clauses' days needs some anchor; an
 HINT_MIN = 0.05
 Embed = Callable[[list[str]], Awaitable[np.ndarray]]
 
-# Clause boundaries of a compound request ("my leave balance and the weather in Rome tomorrow").
-# The conjunction comes first so that ", and how many ..." leaves no "and" on the next clause.
-_CLAUSES = re.compile(r"\s*(?:[;?!.,]*\s+\b(?:and also|and then|and|also|plus|as well as|but)\b\s+"
-                      r"|[;?!]+\s+|\.\s+|\s[+&]\s|,\s+)", re.IGNORECASE)
-# The same boundaries in the desk's other languages: their "and" / "also" / "but", and Chinese punctuation.
-_CONJUNCTIONS = ("und auch|und dann|und|außerdem|sowie|aber|et aussi|et puis|et|ainsi que|mais|y también|y luego|"
-                 "y|además|pero|e anche|e poi|e|inoltre|ma|en ook|en dan|en|ook|maar|e também|e depois|mas")
-_CLAUSES_OTHER = re.compile(rf"\s*(?:[;?!.,]*\s+\b(?:{_CONJUNCTIONS})\b\s+|[;?!]+\s+|\.\s+|\s[+&]\s|,\s+)"
-                            r"|\s*[，；？！。]+\s*|(?:还有|另外|以及|顺便问一下|顺便)", re.IGNORECASE)
+# Clause boundaries of a compound request ("my leave balance and the weather in Rome tomorrow"): each language's
+# "and" / "also" / "but" from its words file (`tools/messages/<lang>.words.yaml`), punctuation, and Chinese's
+# joining words where they stand. The conjunction comes first so that ", and how many ..." leaves no "and" on the
+# next clause.
+@lru_cache(maxsize=2)
+def _clauses(english: bool) -> re.Pattern[str]:
+    from tools.i18n import LANGUAGES, words
+
+    langs = ["en"] if english else [lang for lang in LANGUAGES if lang != "en"]
+    spaced = "|".join(re.escape(w) for lang in langs for w in words(lang).get("conjunctions") or [])
+    unspaced = "|".join(re.escape(w) for lang in langs for w in words(lang).get("conjunctions_unspaced") or [])
+    pattern = rf"\s*(?:[;?!.,]*\s+\b(?:{spaced})\b\s+|[;?!]+\s+|\.\s+|\s[+&]\s|,\s+)"
+    if not english:
+        pattern += r"|\s*[，；？！。]+\s*" + (rf"|(?:{unspaced})" if unspaced else "")
+    return re.compile(pattern, re.IGNORECASE)
+
+
 # A long message (greeting, background, two questions, thanks) runs to five or six clauses, its context clauses read
 # with the request after them; past this many it is read whole (one embedding per clause, and more for context).
 _MAX_CLAUSES = 8
@@ -66,7 +75,7 @@ def split_clauses(text: str, lang: str = "en") -> list[str]:
     """Clauses of a request that may ask several things; fragments of one word (two characters in Chinese) are
     dropped.
     """
-    parts = [p.strip(" ,.?!，。？！") for p in (_CLAUSES if lang == "en" else _CLAUSES_OTHER).split(text)]
+    parts = [p.strip(" ,.?!，。？！") for p in _clauses(lang == "en").split(text)]
     return [p for p in parts if (len(p) >= 3 if lang == "zh" else len(p.split()) >= 2)]
 
 
