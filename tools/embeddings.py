@@ -34,10 +34,14 @@ def bundled_model_path() -> str:
 
 class EncoderThread:
     """An encoder's own thread: its blocking `embed` runs there, off the event loop (the shared encoder, the router's
-    fine-tuned one, the multilingual one).
+    fine-tuned one, the multilingual one). Closing it stops the thread; the next call starts another: the loaded
+    encoders are shared by every desk the process builds (`load_multilingual` is one per process), so a desk that
+    closes its clients (a build that failed half-way and is tried again, `Resources.close`) must not leave the next
+    desk an encoder that refuses work.
     """
 
-    _pool: ThreadPoolExecutor
+    thread_name = "embed"
+    _pool: ThreadPoolExecutor | None = None
 
     @property
     def gains_from_batches(self) -> bool:
@@ -56,6 +60,8 @@ class EncoderThread:
         start-up once (about half a second on the first call from a new thread), not on whichever pool
         thread a request happens to land on.
         """
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self.thread_name)
         return asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     def submit(self, texts: list[str], then: Then | None = None) -> asyncio.Future[np.ndarray]:
@@ -68,8 +74,10 @@ class EncoderThread:
         return fut
 
     def close(self) -> None:
-        """Stop its thread once the embeddings in flight are done (an encoder of its own, like the router's)."""
-        self._pool.shutdown(wait=False)
+        """Stop its thread once the embeddings in flight are done (a later call starts a new one)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
 
 
 class Embedder(EncoderThread):
@@ -84,7 +92,6 @@ class Embedder(EncoderThread):
 
         hf_logging.disable_progress_bar()
 
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self.name = model or bundled_model_path()
         self._model = SentenceTransformer(self.name, device="cpu")
         dim = (self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension")

