@@ -27,6 +27,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from app.auth import AuthError, Identity
+from app.failures import Failure
 from app.resources import Resources
 from app.runtime import reload_company
 from app.stream import stream_turn
@@ -86,7 +87,10 @@ async def chat(body: ChatRequest, who: Annotated[Identity, Depends(caller)],
     """Answer one question for the verified caller, streamed (the credential is checked before the body)."""
     ctx = resources.request_context(request.headers.get("accept-language"))
     await admit(who, resources, body.q, ctx.language)
-    desk = await resources.get()
+    try:
+        desk = await resources.serving(body.q, ctx.language)
+    except Failure as why:
+        raise HTTPException(why.status, why.message, headers=why.headers) from why
 
     async def stream() -> AsyncIterator[bytes]:
         # The client going away closes this stream, which stops the turn (vLLM aborts the request).

@@ -2,10 +2,10 @@
 
 Inside the graph, what goes wrong is an outcome the graph writes and streams like any answer (the LLM or a tool
 unreachable: graph/nodes.py). Outside it, before or around the graph, a turn is refused or fails: someone else's
-conversation, too many questions, a session that ended, the turn breaking. Each is a `Failure`, said in the
-asker's language from the message catalogs, carried in the turn's row (`failure`), and rendered by every entry
-point alike: the chat shows its sentence after what streamed, `POST /v1/chat` sends it as an `error` event
-(or its status before the stream), the CLI prints it, the OpenAI endpoint sends OpenAI's error object.
+conversation, too many questions, a session that ended, the turn breaking, a desk that cannot be built now. Each is
+a `Failure`, said in the asker's language from the message catalogs, carried in the turn's row (`failure`), and
+rendered by every entry point alike: the chat shows its sentence after what streamed, `POST /v1/chat` sends it as an
+`error` event (or its status before the stream), the CLI prints it, the OpenAI endpoint sends OpenAI's error object.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from typing import Any, Literal
 from graph.language import answer_language
 from tools.i18n import say
 
-Kind = Literal["not_your_conversation", "rate_limited", "session_ended", "turn_failed"]
+Kind = Literal["not_your_conversation", "rate_limited", "session_ended", "turn_failed", "desk_unavailable"]
 # HTTP status, and OpenAI's error type and code, of each kind.
 _WIRE: dict[Kind, tuple[int, str, str]] = {
     "not_your_conversation": (403, "permission_error", "conversation_not_yours"),
     "rate_limited": (429, "rate_limit_error", "rate_limit_exceeded"),
     "session_ended": (401, "authentication_error", "session_ended"),
     "turn_failed": (500, "server_error", "turn_failed"),
+    "desk_unavailable": (503, "server_error", "service_unavailable"),
 }
 
 

@@ -27,7 +27,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from app.api import admit, caller, resources_of
 from app.auth import Identity
-from app.failures import failure_of
+from app.failures import Failure, failure_of
 from app.openai_threads import find_thread, remember
 from app.openai_wire import MODEL_ID, Ask, OpenAIError, Reply, path_of, read_request, sse
 from app.stream import stream_turn
@@ -51,8 +51,11 @@ def _from_http(exc: HTTPException) -> OpenAIError:
 
 def _refused(row: dict[str, Any]) -> OpenAIError | None:
     """A turn that could not run (app/failures.py): someone else's thread (403), or one that failed (500)."""
-    if (why := failure_of(row)) is None:
-        return None
+    return _as_openai(why) if (why := failure_of(row)) is not None else None
+
+
+def _as_openai(why: Failure) -> OpenAIError:
+    """A failure (app/failures.py) in OpenAI's error shape."""
     type_, code = why.openai_type
     return OpenAIError(why.status, why.message, type_, param=THREAD_HEADER if why.status == 403 else None,
                        code=code, headers=why.headers)
@@ -86,7 +89,10 @@ async def completions(request: Request) -> Response:
         return _from_http(exc).response()
     except OpenAIError as exc:
         return exc.response()
-    desk = await resources.get()
+    try:
+        desk = await resources.serving(ask.question, ctx.language)
+    except Failure as why:
+        return _as_openai(why).response()
     thread = pinned or await find_thread(desk, who.user, ask.history) or new_thread_id()
     events: Events = stream_turn(desk, ask.question, who.user, thread, _context(ctx, ask))
     reply, headers = Reply(), {THREAD_HEADER: thread}

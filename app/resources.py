@@ -12,6 +12,7 @@ conversations live in the checkpointer, the counters in Redis), so replicas can 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from functools import cached_property
@@ -20,6 +21,7 @@ from typing import Any
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from app.auth import Verifier
+from app.failures import failure
 from app.ratelimit import RateLimit
 from app.runtime import build_deps
 from app.settings import Settings
@@ -28,6 +30,8 @@ from graph.context import Context
 from graph.graph import Desk, build_desk
 from graph.paths import STATE_TYPES
 from tools.i18n import LANGUAGES
+
+log = logging.getLogger(__name__)
 
 
 class Resources:
@@ -55,6 +59,17 @@ class Resources:
                     raise
                 self._stack = stack
             return self._desk
+
+    async def serving(self, question: str, preferred: str | None) -> Desk:
+        """The desk for a request. One that cannot be built now (a service down at start, a store not reachable) is
+        the asker's `desk_unavailable` failure, a 503 with a sentence in their language, its cause in the log; the
+        next request tries the build again.
+        """
+        try:
+            return await self.get()
+        except Exception as exc:
+            log.exception("the help desk could not be built")
+            raise failure("desk_unavailable", question, preferred, retry_after=30, kind=type(exc).__name__) from exc
 
     async def close(self) -> None:
         """Close the checkpointer and the clients (a later `get()` builds them again)."""

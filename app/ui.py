@@ -14,7 +14,7 @@ from typing import Any
 
 import gradio as gr
 
-from app.failures import failure, failure_of
+from app.failures import Failure, failure, failure_of
 from app.resources import Resources
 from app.stream import stream_turn
 from app.turn import new_thread_id
@@ -75,6 +75,11 @@ async def respond(resources: Resources, message: str, history: list, thread: str
     if refused:
         yield [*history, gr.ChatMessage(role="assistant", content=refused.message)], message
         return
+    try:
+        desk = await resources.serving(message, ctx.language)
+    except Failure as unavailable:  # the desk cannot be built now: said, and the message stays in the box
+        yield [*history, gr.ChatMessage(role="assistant", content=unavailable.message)], message
+        return
     steps = gr.ChatMessage(role="assistant", content="", metadata={"title": say("ui_working", lang),
                                                                     "status": "pending"})
     answer = gr.ChatMessage(role="assistant", content="")
@@ -83,7 +88,6 @@ async def respond(resources: Resources, message: str, history: list, thread: str
     lines: list[str] = []
     row: dict[str, Any] = {}
     text = ""  # the answer so far (the message's content, typed as a plain string)
-    desk = await resources.get()
     async with aclosing(stream_turn(desk, message, employee, thread, ctx)) as events:
         async for kind, payload in events:
             if kind == "final":

@@ -23,6 +23,7 @@ from app.auth import Verifier
 from app.failures import failure
 from app.openai_wire import MODEL_ID, estimate_tokens
 from app.ratelimit import RateLimit
+from app.resources import Resources
 from app.settings import Settings
 from app.stream import stream_turn
 from graph.context import Context
@@ -70,7 +71,11 @@ class FakeResources:
         self.desk = build_desk(make_deps(), checkpointer=InMemorySaver())
 
     async def get(self):
+        if self.desk is None:
+            raise ConnectionRefusedError("the conversation store is not reachable")
         return self.desk
+
+    serving = Resources.serving
 
     def request_context(self, accept_language: str | None = None) -> Context:
         return Context(today="2026-11-29")
@@ -295,3 +300,17 @@ async def test_a_turn_that_fails_is_an_error_openai_clients_raise(client, monkey
     with pytest.raises(openai.APIError, match="Boom"):
         async for _ in stream:
             pass
+
+
+async def test_a_desk_that_cannot_be_built_is_a_503_in_the_askers_language_and_the_next_request_builds_it(
+        client, resources):
+    desk, resources.desk = resources.desk, None  # its store down at start
+    with pytest.raises(openai.APIStatusError) as refused:
+        await ask(client(), [user("Wie viele Urlaubstage habe ich noch?")])
+    error = refused.value
+    assert error.status_code == 503 and error.response.headers["retry-after"] == "30"
+    assert error.body["type"] == "server_error" and error.body["code"] == "service_unavailable"
+    assert error.body["message"] == say("desk_unavailable", "de", kind="ConnectionRefusedError")
+    resources.desk = desk  # the store is back: the next request is answered
+    done, _ = await ask(client(), [user(LEAVE)])
+    assert done.choices[0].message.content.startswith("You have 1 day of annual leave left")

@@ -65,6 +65,19 @@ async def test_a_failed_build_is_tried_again_and_studio_has_no_checkpointer(open
     assert [p for _, p in opened["built"]] == [False] and len(opened["closed"]) == 1
 
 
+async def test_a_request_while_the_desk_cannot_be_built_gets_a_503_sentence_not_a_stack_trace(opened, caplog):
+    from app.failures import Failure
+
+    opened["fail"].append(True)
+    resources = res_mod.build_resources(get_settings())
+    with pytest.raises(Failure) as refused:
+        await resources.serving("¿Cuántos días de vacaciones me quedan?", None)
+    assert refused.value.status == 503 and refused.value.headers == {"Retry-After": "30"}
+    assert refused.value.message.startswith("El servicio de ayuda no puede responder ahora")
+    assert "ConnectionError" in refused.value.message and "redis is down" in caplog.text  # the cause, in the log
+    assert isinstance(await resources.serving("When is payday?", None), FakeDesk)  # tried again: built
+
+
 async def test_warm_up_seeds_next_turn_then_says_ready_once(opened, monkeypatch):
     asked: list[str] = []
 
