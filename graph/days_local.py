@@ -115,7 +115,7 @@ def _table_days(text: str, today: date, lang: str, prefer: Prefer) -> list[tuple
         if day is not None:
             found.append((m.start(), m.group(0), day))
             taken.append(m.span())
-    found += _week_days(text, today, lang, taken)
+    found += _week_days(text, today, lang, taken, prefer)
     b = "" if lang == "zh" else r"\b"
     for pattern, offset in pairs(lang, "days_relative"):
         for m in re.finditer(b + f"(?:{pattern})" + b, low):
@@ -125,17 +125,24 @@ def _table_days(text: str, today: date, lang: str, prefer: Prefer) -> list[tuple
     return sorted(found)
 
 
-def _week_days(text: str, today: date, lang: str, taken: list[tuple[int, int]]) -> list[tuple[int, str, date]]:
+def _week_days(text: str, today: date, lang: str, taken: list[tuple[int, int]],
+               prefer: Prefer) -> list[tuple[int, str, date]]:
     """(position, phrase, day) of a weekday of a week named relative to this one: "下周三", "nächste Woche Mittwoch";
-    in Chinese also a weekday alone ("周三": the coming one, today included). `taken` gets their spans.
+    in Chinese also a weekday alone ("周三": the coming one, today included). A day of this week that has passed, asked
+    for a forecast, is the coming one ("这周六" on a Sunday: a forecast for yesterday is no one's question). `taken`
+    gets their spans.
     """
     monday = today - timedelta(days=today.weekday())
+
+    def this_week(offset: int, wd: int) -> date:
+        day = monday + timedelta(days=7 * offset + wd)
+        return day + timedelta(days=7) if offset == 0 and prefer == "future" and day < today else day
+
     if lang == "zh":
         out = []
         for m in _ZH_WEEKDAY.finditer(text):
             wd = 6 if m["d"] in "日天" else ZH_DIGITS[m["d"]] - 1
-            day = monday + timedelta(days=7 * _ZH_WEEK[m["w"]] + wd) if m["w"] else \
-                today + timedelta(days=(wd - today.weekday()) % 7)
+            day = this_week(_ZH_WEEK[m["w"]], wd) if m["w"] else today + timedelta(days=(wd - today.weekday()) % 7)
             out.append((m.start(), m.group(0), day))
             taken.append(m.span())
         return out
@@ -149,7 +156,7 @@ def _week_days(text: str, today: date, lang: str, taken: list[tuple[int, int]]) 
     (wm, offset), (dm, wd) = week, named
     start, end = min(wm.start(), dm.start()), max(wm.end(), dm.end())
     taken.append((start, end))
-    return [(start, text[start:end], monday + timedelta(days=7 * offset + wd))]
+    return [(start, text[start:end], this_week(offset, wd))]
 
 
 @functools.lru_cache(maxsize=16)
