@@ -47,7 +47,8 @@ def test_months_in_every_language(lang, text, months):
     ("zh", "下周三杭州天气怎么样？", "2026-12-09"), ("zh", "下星期五会下雨吗", "2026-12-11"),
     ("zh", "周三天气", "2026-12-09"),
     # this week's day that has passed, asked for a forecast: the coming one, not yesterday
-    ("zh", "这周六去伦敦出差，需要带羽绒服吗", "2026-12-12"), ("de", "Wetter diese Woche Samstag in Berlin", "2026-12-12"),
+    ("zh", "这周六去伦敦出差，需要带羽绒服吗", "2026-12-12"),
+    ("de", "Wetter diese Woche Samstag in Berlin", "2026-12-12"),
     ("de", "Wetter nächste Woche Mittwoch in Berlin", "2026-12-09"),
     ("de", "Wetter am nächsten Mittwoch", "2026-12-09"),
     ("de", "Wetter übernächste Woche Mittwoch in Berlin", "2026-12-16"),
