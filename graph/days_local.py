@@ -40,6 +40,13 @@ def pairs(lang: str, key: str) -> list[tuple[str, int]]:
     return [(str(pattern), int(offset)) for pattern, offset in words_of(lang).get(key) or ()]
 
 
+def writes_spaces(lang: str) -> bool:
+    """Whether the language writes spaces between words: its patterns then match whole words only."""
+    from tools.i18n import spaced
+
+    return spaced(lang)
+
+
 def _locale(lang: str) -> str:
     from tools.i18n import locale_of
 
@@ -116,7 +123,7 @@ def _table_days(text: str, today: date, lang: str, prefer: Prefer) -> list[tuple
             found.append((m.start(), m.group(0), day))
             taken.append(m.span())
     found += _week_days(text, today, lang, taken, prefer)
-    b = "" if lang == "zh" else r"\b"
+    b = r"\b" if writes_spaces(lang) else ""
     for pattern, offset in pairs(lang, "days_relative"):
         for m in re.finditer(b + f"(?:{pattern})" + b, low):
             if not any(a <= m.start() < e for a, e in taken):

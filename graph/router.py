@@ -72,11 +72,13 @@ _MAX_CLAUSES = 8
 
 
 def split_clauses(text: str, lang: str = "en") -> list[str]:
-    """Clauses of a request that may ask several things; fragments of one word (two characters in Chinese) are
-    dropped.
+    """Clauses of a request that may ask several things; fragments of one word (two characters in a language
+    written without spaces) are dropped.
     """
     parts = [p.strip(" ,.?!，。？！") for p in _clauses(lang == "en").split(text)]
-    return [p for p in parts if (len(p) >= 3 if lang == "zh" else len(p.split()) >= 2)]
+    from tools.i18n import spaced
+
+    return [p for p in parts if (len(p.split()) >= 2 if spaced(lang) else len(p) >= 3)]
 
 
 def named_people(text: str) -> set[str]:

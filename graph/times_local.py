@@ -13,7 +13,7 @@ import re
 from datetime import date
 
 from graph import periods
-from graph.days_local import ZH_DIGITS, calendar_words, days_named, month_names, pairs, words_of
+from graph.days_local import ZH_DIGITS, calendar_words, days_named, month_names, pairs, words_of, writes_spaces
 from graph.times import Times
 
 
@@ -56,7 +56,7 @@ def _named_month(n: int, year: int | None, today: date) -> str:
 def _months_ago(lang: str) -> list[re.Pattern[str]]:
     numbers = sorted(_number_words(lang), key=len, reverse=True)
     n = r"(?P<n>\d{1,2}|" + "|".join(re.escape(w) for w in numbers) + ")"
-    b = "" if lang == "zh" else r"\b"
+    b = r"\b" if writes_spaces(lang) else ""
     return [re.compile(b + str(p).format(n=n) + b) for p in words_of(lang).get("months_ago") or ()]
 
 

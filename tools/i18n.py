@@ -40,6 +40,13 @@ def locale_of(lang: str) -> str:
     return str((words(lang).get("language") or {}).get("locale") or lang)
 
 
+def spaced(lang: str) -> bool:
+    """Whether the language writes spaces between words (its words file's `language.spaces`; Chinese does not):
+    word boundaries in its patterns, a space between its sentences, a clause of two words or more.
+    """
+    return bool((words(lang).get("language") or {}).get("spaces", True))
+
+
 def english_name(lang: str) -> str:
     """What a language is called in English (the LLM is told to write it): its words file's `language.english`."""
     return str((words(lang).get("language") or {}).get("english") or lang)
@@ -187,8 +194,10 @@ def spoken(lang: str = "en") -> str:
 
 
 def sentences(lang: str, *parts: str) -> str:
-    """Sentences one after another, the empty ones left out: with a space between them, none in Chinese."""
-    return ("" if lang == "zh" else " ").join(p for p in parts if p)
+    """Sentences one after another, the empty ones left out: with a space between them where the language writes
+    spaces (none in Chinese).
+    """
+    return (" " if spaced(lang) else "").join(p for p in parts if p)
 
 
 def say_known(key: str, lang: str, default: str) -> str:

@@ -165,3 +165,10 @@ def test_the_refusal_of_another_language_names_every_language_with_a_catalog(mon
     monkeypatch.setattr(i18n, "LANGUAGES", (*LANGUAGES, "sv"))  # a ninth language's files added
     assert "Portuguese, Chinese and Swedish." in say("unsupported_language", "en", languages=i18n.spoken("en"))
     assert "Chinesisch und Schwedisch antworten" in say("unsupported_language", "de", languages=i18n.spoken("de"))
+
+
+def test_only_chinese_writes_no_spaces_between_words_and_its_sentences_join_without_one():
+    assert [lang for lang in LANGUAGES if not i18n.spaced(lang)] == ["zh"]
+    assert i18n.sentences("zh", "你好。", "谢谢。") == "你好。谢谢。"
+    assert i18n.sentences("de", "Hallo.", "", "Danke.") == "Hallo. Danke."
+    assert i18n.spaced("sv")  # a language without a words file: spaces, as most
