@@ -25,7 +25,7 @@ from app.failures import failure
 from app.ratelimit import RateLimit
 from app.runtime import build_deps
 from app.settings import Settings
-from app.sqlite_saver import sqlite_saver as threaded_sqlite_saver
+from app.sqlite_saver import sqlite_saver as loop_sqlite_saver
 from graph.context import Context
 from graph.graph import Desk, build_desk
 from graph.paths import STATE_TYPES
@@ -165,7 +165,7 @@ def serializer() -> JsonPlusSerializer:
 
 def sqlite_saver(path: str) -> AbstractAsyncContextManager[Any]:
     """LangGraph's SQLite checkpointer on a file, a turn's read and write run inline (app/sqlite_saver.py)."""
-    return threaded_sqlite_saver(path, serializer())
+    return loop_sqlite_saver(path, serializer())
 
 
 @asynccontextmanager

@@ -8,7 +8,7 @@ turn's read and write queued behind it. A turn's own read (its latest checkpoint
 writes) take SQLite well under a millisecond here (WAL, synced at checkpoints, not at each commit), less than even
 one hop to a worker thread and back costs a turn while 31 others keep the loop busy: they run inline. Under the 32 x
 10 load (docs/benchmark.md), FAQ answers' p95 was 554-603 ms on aiosqlite, 343-382 ms with each call one hop to a
-thread, 232-277 ms inline. Listing a thread's or every thread's checkpoints (warm-up reads every conversation kept)
+thread, 232-283 ms inline. Listing a thread's or every thread's checkpoints (warm-up reads every conversation kept)
 and deleting one can take long: those go to a worker thread, and a turn that needs the lock meanwhile waits for
 them. The file, the tables and what a read returns are LangGraph's own.
 """
