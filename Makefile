@@ -28,7 +28,13 @@ POSTGRES := /usr/lib/postgresql/15/bin/postgres
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
 
-setup: $(VENV)/.installed $(LLM_SETUP) $(CHROMIUM) $(POSTGRES) router ## install the app venv (.venv), vLLM's own venv, the model, chromium, the router
+# What set-up installs, side by side (downloads and unpacking, so they share the machine well); the router's
+# training after them has both cores to itself (its encoders run two threads each, and lose 3x beside anything).
+INSTALLS := $(VENV)/.installed $(LLM_SETUP) $(CHROMIUM) $(POSTGRES)
+
+setup: ## install the app venv (.venv), vLLM's own venv, the model, chromium, Postgres, then train the router
+	@$(MAKE) --no-print-directory -j4 $(INSTALLS) $(SETUP_ALSO)
+	@$(MAKE) --no-print-directory router
 
 router: $(VENV)/.installed ## fine-tune the router encoder on data/router, fit the heads for COMPANY_DIR (+ other languages)
 	$(APP) -m app.training.router_train
@@ -48,11 +54,9 @@ $(VLLM_VENV)/.installed:
 	$(VLLM_VENV)/bin/$(PIP) uninstall -y torchvision torchaudio torchcodec || true
 	touch $@
 
-$(CHROMIUM):
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
-
-$(POSTGRES):
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
+# One apt run for both (two at once would wait on each other's lock).
+$(CHROMIUM) $(POSTGRES) &:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium postgresql
 
 $(MODEL_DIR)/config.json: $(VENV)/.installed
 	$(APP) app/stack/model_prep.py $(CACHE_DIR) $(MODEL_DIR)
@@ -75,7 +79,8 @@ cluster-down: ## stop what `make cluster` started
 run: up ## serve the Gradio chat (127.0.0.1:7860 by default)
 	$(APP) -m app ui
 
-test: setup lint ## lint, types, unit + integration tests (starts the services the tests need)
+test: ## lint, types, unit + integration tests (starts the services the tests need)
+	@$(MAKE) --no-print-directory setup SETUP_ALSO=lint  # the linters run beside the installs
 	$(APP) -m pytest tests
 
 test-unit: setup ## unit tests only: no services, about two minutes
