@@ -17,11 +17,6 @@ from typing import Any
 
 from graph.times import Prefer
 
-_ZH_WEEKDAY = re.compile(r"(?P<w>上|下|这|本|今)?个?(?:周|星期|礼拜)(?P<d>[一二三四五六日天])")
-_ZH_WEEK = {"上": -1, "下": 1, "这": 0, "本": 0, "今": 0}
-ZH_DIGITS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "十一": 11,
-             "十二": 12}
-
 
 def words_of(lang: str) -> dict[str, Any]:
     """A language's words file (`tools/messages/<lang>.words.yaml`): {} for a language without one."""
@@ -68,14 +63,38 @@ def month_names(lang: str) -> dict[str, int]:
     return {k: v for k, v in names.items() if len(k) >= 3}
 
 
-def _zh_number(text: str) -> int:
-    """1 to 39 in figures or Chinese numerals ("十", "十二", "二十五")."""
+def number_words(lang: str) -> dict[str, int]:
+    """Small numbers as words ("zwei", "tres", "两"): months counted back, and days and months written in words."""
+    return {str(k): int(v) for k, v in (words_of(lang).get("number_words") or {}).items()}
+
+
+@functools.lru_cache(maxsize=16)
+def number_pattern(lang: str) -> str:
+    """A number in figures or in the language's number words, tens written with its `number_ten` ("二十五")."""
+    words = "|".join(re.escape(w) for w in sorted(number_words(lang), key=len, reverse=True)) or "(?!)"
+    ten = words_of(lang).get("number_ten")
+    tens = rf"(?:{words})?{re.escape(str(ten))}(?:{words})?|" if ten else ""
+    return rf"\d{{1,2}}|{tens}(?:{words})"
+
+
+def number(text: str, lang: str) -> int:
+    """The value of what `number_pattern` matched: "12", "zwei", "十二", "二十五"."""
     if text.isdigit():
         return int(text)
-    tens, _, ones = text.rpartition("十")
-    if "十" not in text:
-        return ZH_DIGITS[text]
-    return (ZH_DIGITS[tens] if tens else 1) * 10 + (ZH_DIGITS[ones] if ones else 0)
+    words, ten = number_words(lang), words_of(lang).get("number_ten")
+    if ten and str(ten) in text:
+        tens, _, ones = text.rpartition(str(ten))
+        return (words[tens] if tens else 1) * 10 + (words[ones] if ones else 0)
+    return words[text]
+
+
+@functools.lru_cache(maxsize=32)
+def own_pattern(lang: str, key: str) -> re.Pattern[str] | None:
+    """A pattern of the language's words file ("month_pattern", "day_month_pattern", "weekday_pattern": a date
+    written as one run of words in the language's own order), its `{n}` a number: None where it has none.
+    """
+    pattern = words_of(lang).get(key)
+    return re.compile(str(pattern).replace("{n}", number_pattern(lang)), re.IGNORECASE) if pattern else None
 
 
 def _on_or_around(month: int, day: int, year: int | None, today: date, prefer: Prefer) -> date | None:
@@ -96,9 +115,8 @@ def _on_or_around(month: int, day: int, year: int | None, today: date, prefer: P
 @functools.lru_cache(maxsize=16)
 def _day_month(lang: str) -> re.Pattern[str]:
     """A day of a month: "10 de dezembro", "le 9 décembre", "10. Dezember", "12月10号", "10.12.", "10/12"."""
-    if lang == "zh":
-        n = r"\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九]"
-        return re.compile(rf"(?:(?P<y>20\d\d)\s*年\s*)?(?P<m>{n})\s*月\s*(?P<d>{n})\s*[日号]")
+    if own := own_pattern(lang, "day_month_pattern"):
+        return own
     names = "|".join(re.escape(w) for w in sorted(month_names(lang), key=len, reverse=True))
     return re.compile(rf"\b(?P<d>[0-3]?\d)\.?\s*(?:de\s+|di\s+)?(?P<name>{names})\b\.?(?:\s+(?:de\s+)?(?P<y>20\d\d))?"
                       r"|\b(?P<d2>[0-3]?\d)\.(?P<m2>[01]?\d)(?:\.(?P<y2>20\d\d)\b|\.)"  # 10.12. (1.5 is no day)
@@ -111,8 +129,9 @@ def _table_days(text: str, today: date, lang: str, prefer: Prefer) -> list[tuple
     """(position, phrase, day) of the days a question names by a word of its language or by day and month."""
     low, found, taken = text.lower(), [], []
     for m in _day_month(lang).finditer(text):
-        if lang == "zh":
-            day = _on_or_around(_zh_number(m["m"]), _zh_number(m["d"]), int(m["y"]) if m["y"] else None, today, prefer)
+        if "m" in m.re.groupindex:  # the language's own order, numbers in figures or words
+            day = _on_or_around(number(m["m"], lang), number(m["d"], lang), int(m["y"]) if m["y"] else None, today,
+                                prefer)
         elif m["name"]:
             day = _on_or_around(month_names(lang)[m["name"].lower()], int(m["d"]), int(m["y"]) if m["y"] else None,
                                 today, prefer)
@@ -145,11 +164,11 @@ def _week_days(text: str, today: date, lang: str, taken: list[tuple[int, int]],
         day = monday + timedelta(days=7 * offset + wd)
         return day + timedelta(days=7) if offset == 0 and prefer == "future" and day < today else day
 
-    if lang == "zh":
-        out = []
-        for m in _ZH_WEEKDAY.finditer(text):
-            wd = 6 if m["d"] in "日天" else ZH_DIGITS[m["d"]] - 1
-            day = this_week(_ZH_WEEK[m["w"]], wd) if m["w"] else today + timedelta(days=(wd - today.weekday()) % 7)
+    if own := own_pattern(lang, "weekday_pattern"):
+        weeks, days, out = words_of(lang).get("weekday_weeks") or {}, words_of(lang)["weekday_days"], []
+        for m in own.finditer(text):
+            wd = int(days[m["d"]])
+            day = this_week(int(weeks[m["w"]]), wd) if m["w"] else today + timedelta(days=(wd - today.weekday()) % 7)
             out.append((m.start(), m.group(0), day))
             taken.append(m.span())
         return out
@@ -195,8 +214,9 @@ def days_named(text: str, today: date, lang: str, prefer: Prefer) -> tuple[tuple
     days = []
     for phrase, when in found:
         low = phrase.lower()
-        if lang == "zh":
-            ok = any(w in low for w in words if len(w) > 1) or bool(re.search(r"[周星期礼拜][一二三四五六日天]", low))
+        if not writes_spaces(lang):  # no word boundaries: the language's longer time words, or its weekday words
+            weekday = own_pattern(lang, "weekday_pattern")
+            ok = any(w in low for w in words if len(w) > 1) or bool(weekday and weekday.search(low))
         else:
             tokens = set(re.findall(r"[^\W\d_]+(?:[-'][^\W\d_]+)?", low))
             dated = bool(re.search(r"\d", low)) and bool(tokens & set(month_names(lang)))  # "le 3 décembre"

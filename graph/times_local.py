@@ -13,13 +13,18 @@ import re
 from datetime import date
 
 from graph import periods
-from graph.days_local import ZH_DIGITS, calendar_words, days_named, month_names, pairs, words_of, writes_spaces
+from graph.days_local import (
+    calendar_words,
+    days_named,
+    month_names,
+    number,
+    number_pattern,
+    own_pattern,
+    pairs,
+    words_of,
+    writes_spaces,
+)
 from graph.times import Times
-
-
-def _number_words(lang: str) -> dict[str, int]:
-    """Small numbers as words ("vor zwei Monaten", "hace tres meses", "两个月前"), for months counted back."""
-    return {str(k): int(v) for k, v in (words_of(lang).get("number_words") or {}).items()}
 
 
 @functools.cache
@@ -28,10 +33,6 @@ def _month_then(key: str) -> re.Pattern[str]:
     from tools.i18n import in_every_language
 
     return re.compile("|".join(p for patterns in in_every_language(key) for p in patterns), re.IGNORECASE)
-
-
-_ZH_MONTH = re.compile(r"(?:(20\d\d)\s*年\s*)?(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月"  # not a day's month
-                       r"(?!\s*(?:\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*[日号])")
 
 
 @functools.lru_cache(maxsize=16)
@@ -54,14 +55,10 @@ def _named_month(n: int, year: int | None, today: date) -> str:
 
 @functools.lru_cache(maxsize=16)
 def _months_ago(lang: str) -> list[re.Pattern[str]]:
-    numbers = sorted(_number_words(lang), key=len, reverse=True)
-    n = r"(?P<n>\d{1,2}|" + "|".join(re.escape(w) for w in numbers) + ")"
+    """"vor zwei Monaten", "hace tres meses", "两个月前": the words file's `months_ago`, `{n}` a number."""
+    n = f"(?P<n>{number_pattern(lang)})"
     b = r"\b" if writes_spaces(lang) else ""
     return [re.compile(b + str(p).format(n=n) + b) for p in words_of(lang).get("months_ago") or ()]
-
-
-def _number(word: str, lang: str) -> int:
-    return int(word) if word.isdigit() else _number_words(lang)[word]
 
 
 def _months(text: str, today: date, lang: str) -> list[str]:
@@ -70,19 +67,17 @@ def _months(text: str, today: date, lang: str) -> list[str]:
     taken: list[tuple[int, int]] = []
     for ago in _months_ago(lang):
         for m in ago.finditer(low):
-            found.append((m.start(), _shift(this, -_number(m.group("n"), lang))))
+            found.append((m.start(), _shift(this, -number(m.group("n"), lang))))
             taken.append(m.span())
     for pattern, offset in pairs(lang, "months_relative"):
         for m in re.finditer(pattern, low):
             if not any(a <= m.start() < b for a, b in taken):
                 found.append((m.start(), _shift(this, offset)))
                 taken.append(m.span())
-    if lang == "zh":
-        for m in _ZH_MONTH.finditer(text):
-            if not any(a <= m.start() < b for a, b in taken):
-                raw = m.group(2)
-                n = int(raw) if raw.isdigit() else ZH_DIGITS[raw]
-                found.append((m.start(), _named_month(n, int(m.group(1)) if m.group(1) else None, today)))
+    if own := own_pattern(lang, "month_pattern"):  # the language's own order, numbers in figures or words
+        for m in own.finditer(text):
+            if not any(a <= m.start() < b for a, b in taken) and 1 <= (n := number(m["m"], lang)) <= 12:
+                found.append((m.start(), _named_month(n, int(m["y"]) if m["y"] else None, today)))
     else:
         for m in _month_pattern(lang).finditer(text):
             year = int(m.group(2)) if m.group(2) else None

@@ -111,6 +111,8 @@ def test_a_follow_up_moves_from_the_month_the_conversation_used(lang, text):
     ("pt", "quanto foi meu salário bruto no mês retrasado?", ["2026-10"]),
     ("pt", "o meu recibo de há 2 meses", ["2026-10"]),
     ("zh", "两个月前的工资是多少", ["2026-10"]),
+    ("zh", "七个月前的考勤", ["2026-05"]),  # numbers of the words file, tens written with its ten-word
+    ("zh", "十二个月前的工资", ["2025-12"]),
 ])
 def test_months_counted_back_in_every_language(lang, text, months):
     assert read_times(text, TODAY, lang).months == months
@@ -154,3 +156,8 @@ def test_a_city_the_weather_tool_does_not_serve_keeps_its_name_instead_of_the_ca
 ])
 def test_a_partners_pregnancy_names_the_callers_partner_leave(text, kind):
     assert leave_type_slot(text) == kind
+
+
+@pytest.mark.parametrize("text", ["13月的工资", "2025年13月的考勤", "0月的工资"])
+def test_a_month_that_does_not_exist_is_not_read_as_another(text):
+    assert read_times(text, TODAY, "zh").months == []
