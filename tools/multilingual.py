@@ -27,7 +27,8 @@ import numpy as np
 from tools.embeddings import EncoderThread
 
 ENCODERS = {"usem3": 512, "e5": 384}
-BATCH = 64
+BATCH = 64  # USE's texts per call: its fastest (0.74 ms a text against 1.55 at 8); its vectors move with the batch
+E5_BATCH = 8  # E5's: 11.8 ms a text at 4 to 16, 14.7 at 64 (set-up embeds 27,000); the same vectors at any batch
 
 
 class MultilingualEmbedder(EncoderThread):
@@ -51,8 +52,8 @@ class MultilingualEmbedder(EncoderThread):
                                for i in range(0, len(texts), BATCH)])
 
     def _embed_e5(self, texts: list[str]) -> np.ndarray:
-        return np.concatenate([np.asarray(self._e5.query(texts[i:i + BATCH]), dtype=np.float32).reshape(-1, 384)
-                               for i in range(0, len(texts), BATCH)])
+        return np.concatenate([np.asarray(self._e5.query(texts[i:i + E5_BATCH]), dtype=np.float32).reshape(-1, 384)
+                               for i in range(0, len(texts), E5_BATCH)])
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed a batch (blocking)."""
