@@ -22,6 +22,7 @@ from app.stack import cluster, postgres, redis_cluster, services
 from tests.integration.servers import bring_up
 
 NOT_REACHABLE = "The language model is not reachable right now"
+FOUND_RUNNING: dict[str, bool] = {}  # whether the cluster ran before this module: then it is left as it was found
 WRITING = "Write a short, friendly note to my team about the stock count on {day}."
 
 
@@ -29,7 +30,7 @@ WRITING = "Write a short, friendly note to my team about the stock count on {day
 def stack(settings, running):
     """The whole stack up; afterwards what this fixture started beyond the single-process services is stopped
     (a cluster that was already running is reused and left running, like the services)."""
-    was_running = cluster.check_serve(settings).healthy
+    was_running = FOUND_RUNNING["cluster"] = cluster.check_serve(settings).healthy
     before = os.environ.get("LLM_DRAFTS")
     os.environ["LLM_DRAFTS"] = "1"  # the replicas let the LLM draft: the writing requests below are vLLM's load
     try:
@@ -132,8 +133,10 @@ def test_a_killed_vllm_server_fails_only_its_own_requests(stack):
     finally:
         for c in clients.values():
             c.close()
-        services.stop(stack, cluster.vllm_name(victim))  # its pid file; then the same server again
-        services.start_vllm(cluster.vllm_settings(stack, victim), cluster.vllm_name(victim))
+        services.stop(stack, cluster.vllm_name(victim))  # its pid file; then the same server again where it is
+        # the single-process one (the other modules' vLLM) or the cluster outlives the module (a start: ~30 s)
+        if victim == 0 or FOUND_RUNNING["cluster"]:
+            services.start_vllm(cluster.vllm_settings(stack, victim), cluster.vllm_name(victim))
 
 
 def _shard_port(settings, key: str) -> int:
