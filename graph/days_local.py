@@ -81,7 +81,7 @@ def number(text: str, lang: str) -> int:
     """The value of what `number_pattern` matched: "12", "zwei", "十二", "二十五"."""
     if text.isdigit():
         return int(text)
-    words, ten = number_words(lang), words_of(lang).get("number_ten")
+    text, words, ten = text.lower(), number_words(lang), words_of(lang).get("number_ten")
     if ten and str(ten) in text:
         tens, _, ones = text.rpartition(str(ten))
         return (words[tens] if tens else 1) * 10 + (words[ones] if ones else 0)
@@ -167,8 +167,9 @@ def _week_days(text: str, today: date, lang: str, taken: list[tuple[int, int]],
     if own := own_pattern(lang, "weekday_pattern"):
         weeks, days, out = words_of(lang).get("weekday_weeks") or {}, words_of(lang)["weekday_days"], []
         for m in own.finditer(text):
-            wd = int(days[m["d"]])
-            day = this_week(int(weeks[m["w"]]), wd) if m["w"] else today + timedelta(days=(wd - today.weekday()) % 7)
+            wd = int(days[m["d"].lower()])
+            day = this_week(int(weeks[m["w"].lower()]), wd) if m["w"] else \
+                today + timedelta(days=(wd - today.weekday()) % 7)
             out.append((m.start(), m.group(0), day))
             taken.append(m.span())
         return out
