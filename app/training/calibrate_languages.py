@@ -17,6 +17,7 @@ from typing import Any
 from app.settings import ROOT, get_settings
 from app.training.calibrate import CALLER, report
 from app.training.router_i18n import OTHER_LANGUAGES, load_lang_split, load_multilingual_router
+from app.training.router_thresholds import clopper_pearson_upper
 from graph.router import Router
 
 REPORT = ROOT / "data" / "calibration_languages.json"
@@ -43,6 +44,17 @@ async def evaluate(router: Router | None = None) -> dict[str, Any]:
             for lang in OTHER_LANGUAGES}
 
 
+def pooled(languages: dict[str, Any], split: str) -> str:
+    """One split's figures over every language that has it."""
+    rows = [r[split] for r in languages.values() if split in r]
+    items, shortcuts = sum(r["items"] for r in rows), sum(r["shortcuts"] for r in rows)
+    right = sum(round(r["intent_accuracy"] * r["items"]) for r in rows)
+    wrong = sum(r["wrong_shortcuts"] for r in rows)
+    return (f"all {split:10s}: intent accuracy {right / max(items, 1):.3f} ({items} items), coverage "
+            f"{shortcuts / max(items, 1):.3f}, wrong shortcuts {wrong}/{shortcuts} "
+            f"(95% bound {clopper_pearson_upper(wrong, shortcuts):.2%})")
+
+
 async def main(as_json: bool = False, write: bool = False) -> int:
     """Print (or keep, with `write`) the per-language figures."""
     router = load_multilingual_router(get_settings())
@@ -63,6 +75,8 @@ async def main(as_json: bool = False, write: bool = False) -> int:
                 print(f"{lang} {split:10s}: intent accuracy {s['intent_accuracy']:.3f} ({s['items']} items), "
                       f"coverage {s['coverage']:.3f}, wrong shortcuts {s['wrong_shortcuts']}/{s['shortcuts']} "
                       f"(95% bound {s['wrong_shortcut_rate_upper95']:.2%})")
+        for split in SPLITS:
+            print(pooled(languages, split))
     if write:
         slim = {lang: {s: {m: v for m, v in r[s].items() if m != "wrong_examples"} for s in r}
                 for lang, r in languages.items()}

@@ -115,12 +115,23 @@ def fingerprint(encoder: str, with_faq: bool = True) -> str:
     """
     faq = [faq_fingerprint(company_faq()),
            *(f"{lang}:{faq_fingerprint(translations(lang))}" for lang in OTHER_LANGUAGES)] if with_faq else []
-    h = hashlib.sha256(f"{encoder}|{RECIPE}|{'|'.join(faq)}".encode())
+    h = hashlib.sha256(f"{versioned(encoder)}|{RECIPE}|{'|'.join(faq)}".encode())
     files = [*sorted(DATA.glob("*/*.yaml")), *sorted((ROOT / "data" / "router").glob("*.yaml")), *data_files()]
     for path in files:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
+
+
+def versioned(encoder: str) -> str:
+    """The encoder's name, with the committed fine-tuned layers' stamp for the fine-tuned E5 (its vectors and the
+    heads over them change with those layers).
+    """
+    if "e5ft" not in encoder:
+        return encoder
+    from tools.e5_tuned import stamp
+
+    return f"{encoder}@{stamp()}"
 
 
 def _reader(encoder: str, before: str | None) -> str:
@@ -227,7 +238,7 @@ def train(settings: Settings | None = None, encoder: str | None = None, before: 
 
 def cached_encoder(settings: Settings, encoder: str) -> CachedEncoder:
     """The multilingual encoder through the vectors it already computed (`app/training/vectors.py`)."""
-    return CachedEncoder(load_multilingual(encoder), f"multilingual-{encoder.replace('+', '-')}",
+    return CachedEncoder(load_multilingual(encoder), f"multilingual-{versioned(encoder).replace('+', '-')}",
                          settings.cache_dir / "vectors")
 
 
