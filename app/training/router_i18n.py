@@ -1,7 +1,7 @@
 """Train the router for questions written in the desk's other languages (Chinese, German, French, Spanish, Italian,
 Dutch, Portuguese): the same routes, head and threshold rules as the English router (`app/training/router_train.py`),
-over the multilingual encoders (`tools/multilingual.py`: USE and E5 side by side), whose vectors put a question near
-its meaning whatever the language.
+over the multilingual encoder (`tools/multilingual.py`: E5 fine-tuned on the desk's routes, by default), whose
+vectors put a question near its meaning whatever the language.
 
 What it learns from: the labelled questions of each language (`data/router/i18n/<lang>/train.yaml`, written by
 native speakers, not translated line by line), the company's FAQ and its translations (`faq.yaml` and
@@ -12,9 +12,10 @@ dev split and the public val splits (so that wrong shortcuts stay bounded on out
 test splits (`data/router/i18n/<lang>/test.yaml`, a different author's) are reported per language by
 `python -m app calibrate --languages`, and never choose anything.
 
-The encoders are not fine-tuned: training is embedding about 19,000 texts (a few minutes, once: the vectors are
-cached by content, `app/training/vectors.py`) and fitting the head, so an edit of the company's FAQ or its
-translations costs only the texts that changed and the fit. Cached like the English router, keyed by the data, the
+Nothing here fine-tunes an encoder (E5's layers are trained once per labelled data, `app/training/e5_finetune.py`,
+and committed): training is embedding about 22,000 texts (a few minutes, once: the vectors are cached by content,
+`app/training/vectors.py`) and fitting the head, so an edit of the company's FAQ or its translations costs only
+the texts that changed and the fit. Cached like the English router, keyed by the data, the
 company's FAQ, the encoders and this recipe: `python -m app.training.router_i18n` (also run by `make setup`).
 """
 
