@@ -26,7 +26,7 @@ import yaml
 from app.settings import ROOT
 from app.training.public_data import data_files
 from app.training.router_data import FINETUNE_PUBLIC_PER_INTENT, with_public
-from app.training.router_finetune import SEED
+from app.training.router_finetune import SEED, contrastive_loss
 from tools.e5_tuned import TOP_DIR
 
 log = logging.getLogger(__name__)
@@ -123,15 +123,11 @@ def train() -> dict[str, Any]:
             rows = [pairs[i] for i in order[start:start + BATCH]]
             z = top([t for t, _ in rows])
             y = torch.tensor([index[lab] for _, lab in rows])
-            eye = torch.eye(len(rows))
-            same = (y[:, None] == y[None, :]).float() - eye
-            logits = z @ z.T / TEMPERATURE - eye * 1e9
-            log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
-            has = same.sum(1) > 0
             loss = torch.nn.functional.cross_entropy(
                 z @ torch.nn.functional.normalize(classifier, dim=-1).T / CE_SCALE, y)
-            if has.any():
-                loss = loss - ((same * log_prob).sum(1)[has] / same.sum(1)[has]).mean()
+            pulled = contrastive_loss(z, y, TEMPERATURE)
+            if pulled is not None:
+                loss = loss + pulled
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -6,9 +6,27 @@ Questions of one route are pulled together and the others pushed apart, so that 
 
 from __future__ import annotations
 
+from typing import Any
+
 from tools.embeddings import Embedder
 
 SEED = 7  # every random choice of training: the same data gives the same router
+
+
+def contrastive_loss(z: Any, y: Any, temperature: float = 0.1) -> Any:
+    """Supervised contrastive loss of unit vectors `z` with labels `y`: each pulled towards the batch's others of
+    its label and away from the rest; None when no two share a label.
+    """
+    import torch
+
+    eye = torch.eye(len(y))
+    same = (y[:, None] == y[None, :]).float() - eye
+    logits = z @ z.T / temperature - eye * 1e9
+    log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
+    has = same.sum(1) > 0
+    if not has.any():
+        return None
+    return -((same * log_prob).sum(1)[has] / same.sum(1)[has]).mean()
 
 
 def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: int = 32) -> Embedder:
@@ -37,15 +55,9 @@ def finetune(base: str, pairs: list[tuple[str, str]], epochs: int = 2, batch: in
             features = model.tokenize([t for t, _ in rows])
             out = model(features)["sentence_embedding"]
             z = torch.nn.functional.normalize(out, dim=-1)
-            y = torch.tensor([index[lab] for _, lab in rows])
-            sim = z @ z.T / 0.1
-            mask = (y[:, None] == y[None, :]).float() - torch.eye(len(rows))
-            logits = sim - torch.eye(len(rows)) * 1e9
-            log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
-            has = mask.sum(1) > 0
-            if not has.any():
+            loss = contrastive_loss(z, torch.tensor([index[lab] for _, lab in rows]))
+            if loss is None:
                 continue
-            loss = -((mask * log_prob).sum(1)[has] / mask.sum(1)[has]).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
