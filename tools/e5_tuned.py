@@ -106,8 +106,11 @@ def pooled(hidden: Any, mask: Any) -> Any:
     return torch.nn.functional.normalize((hidden * m).sum(1) / m.sum(1).clamp(min=1e-9), dim=-1)
 
 
+@lru_cache(maxsize=1)
 def stamp() -> str:
-    """Names the committed layers: the exported model, the vectors cached of it and the heads over them."""
+    """Names the committed layers: the exported model, the vectors cached of it and the heads over them (hashed once
+    per process: every fingerprint and cache key at start asks).
+    """
     return hashlib.sha256((TOP_DIR / "top.safetensors").read_bytes()).hexdigest()[:16]
 
 

